@@ -16,7 +16,7 @@ async def started_family(
 ) -> AsyncIterator[tuple[BwrapSession, Path]]:
     """(the agent's sandbox, its /home/agent on the host) after the family's start()."""
     session = await BwrapSession.create(
-        BwrapConfig(workdir="/home/agent", requirements=family.requirements)
+        BwrapConfig(workdir="/home/agent", environment=family.environment)
     )
     try:
         home = session.host_path("/home/agent")

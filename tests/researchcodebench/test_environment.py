@@ -9,10 +9,10 @@ import pytest
 from labcoat._errors import TaskDataError
 from labcoat.families.researchcodebench import load_papers
 from labcoat.families.researchcodebench._environment import (
-    paper_requirements,
-    read_requirements,
+    paper_environment,
     required_modules,
 )
+from labcoat.sandbox import read_requirements_file, specifiers
 from labcoat.suites import SUITES_DIR
 
 from .helpers import PROBE_MODULE, write_pset
@@ -79,28 +79,31 @@ def test_imports_followed_through_the_papers_own_modules(tmp_path: Path) -> None
 def test_bundled_papers_need_numpy_and_name_it() -> None:
     for paper in load_papers(SUITES_DIR / "mini" / "researchcodebench"):
         assert "numpy" in required_modules(paper)
-        assert paper_requirements(paper, ("scipy",)) == ("scipy", "numpy")
+        assert paper_environment(paper, specifiers("scipy")).requirements == ("scipy", "numpy")
 
 
 def test_requirements_files(tmp_path: Path) -> None:
     req = tmp_path / "requirements.txt"
     req.write_text("# the paper's\ntorch>=2.1  # CPU is enough\n\ntimm==0.9.12\n")
-    assert read_requirements(req) == ("torch>=2.1", "timm==0.9.12")
-    req.write_text("numpy\n-e git+https://example.org/x.git\n")
-    with pytest.raises(TaskDataError, match=r"line 2: pip option '-e' is not supported"):
-        read_requirements(req)
+    assert read_requirements_file(req).requirements == ("torch>=2.1", "timm==0.9.12")
+    # pip's own syntax is kept for pip
+    req.write_text("numpy\n-e git+https://example.org/x.git#egg=x\n")
+    assert read_requirements_file(req).requirements == (
+        "numpy",
+        "-e git+https://example.org/x.git#egg=x",
+    )
+    req.write_bytes(b"numpy\n\xff\n")
+    with pytest.raises(TaskDataError, match=r"requirements.txt: byte 6: not UTF-8 text"):
+        read_requirements_file(req)
 
 
 def test_pset_wide_requirements_come_first(tmp_path: Path) -> None:
-    from labcoat.families.researchcodebench._task import base_requirements
+    from labcoat.families.researchcodebench._task import base_environment
 
     pset = write_pset(tmp_path, {"p": {"probe_mod.py": PROBE_MODULE, "paper2code_test.py": ""}})
-    assert base_requirements(pset, None) == ()
+    assert base_environment(pset, None).requirements == ()
     (pset / "requirements.txt").write_text("torch\n")
     extra = tmp_path / "more.txt"
     extra.write_text("timm\n")
-    assert base_requirements(pset, str(extra)) == ("torch", "timm")
-    assert base_requirements(pset, ["einops"]) == ("torch", "einops")
-    with pytest.raises(TaskDataError):
-        (pset / "requirements.txt").write_text("--index-url https://example.org\n")
-        base_requirements(pset, None)
+    assert base_environment(pset, str(extra)).requirements == ("torch", "timm")
+    assert base_environment(pset, ["einops"]).requirements == ("torch", "einops")

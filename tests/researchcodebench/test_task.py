@@ -217,4 +217,6 @@ def test_a_checkout_with_packages_in_subfolders(tmp_path: Path) -> None:
     assert all(v["normalized"] == 1.0 for v, _, _ in scores(oracle).values())
     assert "two-files/lib/ops.py::double" in scores(oracle)
     assert all(v["normalized"] == 0.0 for v, _, _ in scores(noop).values())
-    assert oracle.samples[0].metadata["researchcodebench"]["requirements"] == ["numpy"]
+    assert oracle.samples[0].metadata["researchcodebench"]["environment"]["requirements"] == [
+        "numpy"
+    ]

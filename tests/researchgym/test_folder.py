@@ -40,7 +40,11 @@ def test_upstream_folder_without_sidecar() -> None:
     folder = TaskFolder(UPSTREAM)
     assert folder.sidecar is None
     assert folder.title == "Toy Research Task"  # the description's first heading
-    assert folder.requirements == ("numpy",)  # comments and pip options dropped
+    # pip's own lines, options included; comments dropped
+    assert folder.environment.requirements == (
+        "numpy",
+        "--extra-index-url https://example.invalid/simple",
+    )
     [entry] = discover(UPSTREAM)
     assert entry.extra["self_reported"] is True
     assert "sub-tasks undeclared" in entry.extra["note"]

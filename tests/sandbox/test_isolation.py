@@ -14,6 +14,8 @@ import anyio
 import pytest
 from sandbox_probe import host_processes_with
 
+from labcoat.sandbox import specifiers
+
 pytestmark = pytest.mark.anyio
 
 
@@ -39,7 +41,7 @@ async def test_host_secret_files_are_invisible(make_session, tmp_path: Path) -> 
 
 
 async def test_writes_outside_the_workspace_fail(make_session) -> None:
-    s = await make_session(requirements=("numpy",))
+    s = await make_session(environment=specifiers("numpy"))
     for target in (
         "/usr/evil",
         "/etc/evil",
@@ -236,6 +238,7 @@ def test_labcoat_installed_in_a_system_path_is_covered(monkeypatch) -> None:
     python = _command.PythonLayout(
         Path("/opt/py"), "/opt/labcoat/python", "/opt/labcoat/python/bin/python3", None
     )
+    monkeypatch.setattr(_command.site, "getsitepackages", lambda prefixes=None: [])
     monkeypatch.setattr(
         _command, "__file__", "/usr/lib/python3/dist-packages/labcoat/sandbox/_command.py"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from labcoat._run._results import TaskResult
@@ -17,7 +18,7 @@ def _fmt(value: float | None, se: float | None = None) -> str:
 
 def print_results(results: list[TaskResult], title: str) -> None:
     table = Table(title=title)
-    for column in ("task", "family", "agent", "runs", "errors", "raw", "normalized"):
+    for column in ("task", "family", "agent", "runs", "errors", "raw", "normalized", "note"):
         table.add_column(
             column,
             justify="right" if column in ("runs", "errors") else "left",
@@ -32,8 +33,15 @@ def print_results(results: list[TaskResult], title: str) -> None:
             str(r.errors),
             _fmt(r.raw_mean),
             _fmt(r.normalized_mean, r.normalized_se),
+            _note(r),
         )
     Console().print(table)
+
+
+def _note(result: TaskResult) -> str:
+    if result.unavailable:
+        return f"unavailable: {result.unavailable}"
+    return "; ".join(result.error_reasons[:2])
 
 
 def print_verdicts(verdicts: list[Verdict]) -> None:
@@ -45,6 +53,11 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
         rule = f"≥ {t.oracle_min} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
         oracle = _fmt(v.oracle.normalized_mean if v.oracle else None)
         noop = _fmt(v.noop.normalized_mean if v.noop else None)
-        result = "[green]pass[/green]" if v.passed else "[red]FAIL[/red]: " + "; ".join(v.problems)
+        if v.unavailable:
+            result = f"[yellow]unavailable[/yellow]: {escape(v.unavailable)}"
+        elif v.passed:
+            result = "[green]pass[/green]"
+        else:
+            result = "[red]FAIL[/red]: " + escape("; ".join(v.problems))
         table.add_row(v.entry.id, v.entry.family, oracle, noop, rule, result)
     Console().print(table)

@@ -55,5 +55,11 @@ def command(
         click.echo(json.dumps([v.to_json() for v in verdicts], indent=2))
     else:
         print_verdicts(verdicts)
+        unavailable = [v for v in verdicts if v.unavailable]
+        if unavailable:
+            click.echo(
+                f"{len(unavailable)} task(s) cannot run on this machine (see 'unavailable'); "
+                f"{len(verdicts) - len(unavailable)} validated"
+            )
         click.echo(f"logs: {options.log_dir}")
     sys.exit(0 if all(v.passed for v in verdicts) else 1)

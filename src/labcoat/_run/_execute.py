@@ -61,6 +61,8 @@ def run_entries(
         display=options.display,  # type: ignore[arg-type]
         retry_attempts=0,
         retry_immediate=False,
+        # every sample runs even when some error; the errored ones are retried on re-run
+        continue_on_fail=True,
         **limits,
     )
     return success, collect_results(logs)

@@ -25,6 +25,17 @@ class TaskResult:
     runs: int = 0
     weak_tests: list[str] = field(default_factory=list)
     """Samples whose tests passed with nothing done (a noop run): the task can't tell."""
+    error_reasons: list[str] = field(default_factory=list)
+    """The distinct one-line reasons of the errored samples, in order of first sight."""
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why the task could not start here (its environment), when no run got further."""
+        if self.runs and self.errors == self.runs and self.error_reasons:
+            reasons = [r for r in self.error_reasons if r.startswith(UNAVAILABLE)]
+            if len(reasons) == len(self.error_reasons):
+                return reasons[0].removeprefix(UNAVAILABLE).strip()
+        return None
 
     @property
     def raw_mean(self) -> float | None:
@@ -56,7 +67,24 @@ class TaskResult:
             "raw": self.raw_mean,
             "normalized": self.normalized_mean,
             "normalized_se": self.normalized_se,
+            "error_reasons": self.error_reasons,
+            "unavailable": self.unavailable,
         }
+
+
+UNAVAILABLE = "environment unavailable:"
+
+
+def error_reason(message: str | None) -> str:
+    """One line that says why a sample errored (its error's own line, not a traceback)."""
+    if not message:
+        return "no score"
+    text = message.strip()
+    start = text.find(UNAVAILABLE)
+    if start >= 0:
+        return text[start:].splitlines()[0]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "error"
 
 
 def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
@@ -74,6 +102,9 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             score = next(iter((sample.scores or {}).values()), None)
             if sample.error is not None or score is None or not isinstance(score.value, dict):
                 result.errors += 1
+                reason = error_reason(sample.error.message if sample.error else None)
+                if reason not in result.error_reasons:
+                    result.error_reasons.append(reason)
                 continue
             if (score.metadata or {}).get("weak_test"):
                 result.weak_tests.append(str(sample.id))

@@ -15,6 +15,8 @@ class Verdict:
     noop: TaskResult | None
     passed: bool
     problems: list[str]
+    unavailable: str | None = None
+    """Why the task cannot run on this machine (not a failure of the task itself)."""
 
     def to_json(self) -> dict:
         t = self.entry.thresholds
@@ -22,6 +24,7 @@ class Verdict:
             "task": self.entry.id,
             "family": self.entry.family,
             "passed": self.passed,
+            "unavailable": self.unavailable,
             "oracle": self.oracle.to_json() if self.oracle else None,
             "noop": self.noop.to_json() if self.noop else None,
             "thresholds": {"oracle_min": t.oracle_min, "noop_max": t.noop_max, "reason": t.reason},
@@ -34,7 +37,8 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
         return None, [f"{agent}: no run"]
     problems = []
     if result.errors:
-        problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored")
+        reasons = "; ".join(result.error_reasons[:2])
+        problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
     value = result.normalized_mean
     if value is None:
         problems.append(f"{agent}: no normalized score")
@@ -46,6 +50,10 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
     verdicts = []
     for entry in entries:
         oracle, noop = by_key.get((entry.id, "oracle")), by_key.get((entry.id, "noop"))
+        unavailable = next((r.unavailable for r in (oracle, noop) if r and r.unavailable), None)
+        if unavailable is not None:
+            verdicts.append(Verdict(entry, oracle, noop, True, [], unavailable))
+            continue
         oracle_value, problems = _check(oracle, "oracle")
         noop_value, noop_problems = _check(noop, "noop")
         problems += noop_problems

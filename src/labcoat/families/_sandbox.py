@@ -32,10 +32,14 @@ services:
 
 
 def docker_compose_dir(config: BwrapConfig) -> Path:
-    """A compose project equivalent to `config` (image with the task's requirements)."""
+    """A compose project equivalent to `config`: an image whose pip installs the task's
+    requirement lines (a requirements.txt beside the Dockerfile)."""
+    lines = config.environment.requirements if config.environment is not None else ()
+    requirements = "".join(f"{line}\n" for line in lines)
     pip = (
-        f"RUN pip install --no-cache-dir {' '.join(config.requirements)}\n"
-        if config.requirements
+        "COPY requirements.txt /tmp/requirements.txt\n"
+        "RUN pip install --no-cache-dir -r /tmp/requirements.txt\n"
+        if lines
         else ""
     )
     dockerfile = _DOCKERFILE.format(workdir=config.workdir, pip=pip)
@@ -44,11 +48,13 @@ def docker_compose_dir(config: BwrapConfig) -> Path:
         network="" if config.network else "    network_mode: none\n",
         memory_mb=config.memory_mb or 4096,
     )
-    key = hashlib.sha256((dockerfile + compose).encode()).hexdigest()[:16]
+    key = hashlib.sha256((dockerfile + compose + requirements).encode()).hexdigest()[:16]
     folder = cache_dir() / "docker" / key
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "Dockerfile").write_text(dockerfile)
     (folder / "compose.yaml").write_text(compose)
+    if lines:
+        (folder / "requirements.txt").write_text(requirements)
     return folder
 
 

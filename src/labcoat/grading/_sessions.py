@@ -12,6 +12,7 @@ from labcoat.sandbox import (
     Bind,
     BwrapConfig,
     BwrapSession,
+    PythonEnv,
     has_separate_root,
     thread_environment,
 )
@@ -30,7 +31,7 @@ async def grader_session(
     workspace: Path | None,
     workspace_target: str = "/home/agent",
     workspace_writable: bool = False,
-    requirements: tuple[str, ...] = (),
+    environment: PythonEnv | None = None,
     memory_mb: int | None = 4096,
     cpus: float | None = None,
     workdir: str = "/root",
@@ -51,7 +52,7 @@ async def grader_session(
     config = BwrapConfig(
         workdir=workdir,
         root_source=str(protected) if protected is not None else None,
-        requirements=requirements,
+        environment=environment or PythonEnv(),
         memory_mb=memory_mb,
         # thread counts only, no cgroup quota: a quota's throttling would add up to a
         # period's delay to whatever a grader times

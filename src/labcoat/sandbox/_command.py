@@ -13,16 +13,17 @@ from __future__ import annotations
 import glob
 import math
 import os
+import site
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
+from labcoat.sandbox._environment import SANDBOX_ENV
 from labcoat.sandbox._layout import AGENT_UID, SampleDirs
 from labcoat.sandbox._proxy import proxy_environment
 
 SANDBOX_PYTHON_PREFIX = "/opt/labcoat/python"
-SANDBOX_ENV = "/opt/labcoat/env"
 SANDBOX_BIN = "/opt/labcoat/bin"
 SANDBOX_SERVER = "/opt/labcoat/exec_server.py"
 
@@ -144,8 +145,9 @@ def base_environment(
     ]
     env = {"LANG": "C.UTF-8", "TMPDIR": "/tmp", "SHELL": "/bin/bash"}
     if env_dir is not None:
-        path.insert(0, f"{SANDBOX_ENV}/site/bin")
-        env["PYTHONPATH"] = f"{SANDBOX_ENV}/site"
+        # the task's venv: its interpreter sees its own packages and none of the host's
+        path.insert(0, f"{SANDBOX_ENV}/bin")
+        env["VIRTUAL_ENV"] = SANDBOX_ENV
     if python.library_path:
         env["LD_LIBRARY_PATH"] = python.library_path
     if proxied_network(config):
@@ -199,20 +201,31 @@ def _gpu_mounts() -> list[str]:
 
 
 def hidden_paths(python: PythonLayout) -> list[str]:
-    """Sandbox paths where labcoat itself would show through a system mount.
+    """Sandbox paths that an empty tmpfs covers.
 
-    Installed into /usr or into the interpreter's own site-packages, the labcoat package
-    (bundled graders, held-out data, reference solutions) would be readable in every
-    sandbox; an empty tmpfs covers it there.
+    - The interpreter's own site-packages (and Debian's dist-packages): a sandbox sees the
+      packages of its task's environment, never whatever the host happens to have.
+    - The labcoat package, wherever a system mount would show it: bundled graders,
+      held-out data and reference solutions must not be readable in a sandbox.
     """
     package = Path(__file__).resolve().parents[1]
-    hidden = []
-    for host_root, sandbox_root in (
-        (Path("/usr"), "/usr"),
-        (python.host_prefix, python.sandbox_prefix),
-    ):
-        if package.is_relative_to(host_root):
-            hidden.append(f"{sandbox_root}/{package.relative_to(host_root)}")
+    roots = ((Path("/usr"), "/usr"), (python.host_prefix, python.sandbox_prefix))
+
+    def in_sandbox(host: Path) -> str | None:
+        for host_root, sandbox_root in roots:
+            if host.is_relative_to(host_root):
+                return f"{sandbox_root}/{host.relative_to(host_root)}".replace("//", "/")
+        return None
+
+    hidden: list[str] = []
+    for site_dir in site.getsitepackages([sys.base_prefix]):
+        path = Path(site_dir)
+        mapped = in_sandbox(path.resolve()) if path.is_dir() else None
+        if mapped and mapped not in hidden:
+            hidden.append(mapped)
+    mapped = in_sandbox(package)
+    if mapped and not any(mapped.startswith(h + "/") for h in hidden):
+        hidden.append(mapped)
     return hidden
 
 
@@ -282,8 +295,9 @@ def bwrap_command(
     if env_dir is not None:
         args += ["--ro-bind", str(env_dir), SANDBOX_ENV]
     args += ["--perms", "0755", "--dir", SANDBOX_BIN]
+    interpreter = f"{SANDBOX_ENV}/bin/python" if env_dir is not None else python.sandbox_executable
     for name in ("python", "python3"):
-        args += ["--symlink", python.sandbox_executable, f"{SANDBOX_BIN}/{name}"]
+        args += ["--symlink", interpreter, f"{SANDBOX_BIN}/{name}"]
     args += ["--ro-bind", server_source, SANDBOX_SERVER]
     for bind in config.binds:
         args += ["--bind" if bind.writable else "--ro-bind", bind.source, bind.target]

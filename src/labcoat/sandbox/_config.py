@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from labcoat.sandbox._requirements import PythonEnv
+
 AGENT_HOME = "/home/agent"
 DEFAULT_WORKDIR = f"{AGENT_HOME}/work"
 
@@ -53,8 +55,10 @@ class BwrapConfig(BaseModel, frozen=True):
     gpus: bool = False
     """Bind the NVIDIA device nodes when the host has them."""
 
-    requirements: tuple[str, ...] = ()
-    """Python packages of the task's environment, mounted read-only."""
+    environment: PythonEnv | None = PythonEnv()
+    """The task's Python environment (a venv built by pip, mounted read-only); an empty
+    one by default, so the host's packages never show. None: the bare interpreter
+    (labcoat's own build sandboxes)."""
 
     binds: tuple[Bind, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)

@@ -36,6 +36,7 @@ from labcoat.sandbox._command import (
     python_layout,
 )
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
+from labcoat.sandbox._environment import BuiltEnvironment, ensure_environment
 from labcoat.sandbox._layout import (
     AGENT,
     ROOT,
@@ -53,7 +54,6 @@ from labcoat.sandbox._proxy import (
     FilteringProxy,
     read_network_log,
 )
-from labcoat.sandbox._pyenv import ensure_env
 
 logger = logging.getLogger(__name__)
 
@@ -86,11 +86,16 @@ class BwrapSession:
     """The sandbox of one sample. Create with `await BwrapSession.create(config)`."""
 
     def __init__(
-        self, config: BwrapConfig, dirs: SampleDirs, env_dir: Path | None, cgroup: Cgroup | None
+        self,
+        config: BwrapConfig,
+        dirs: SampleDirs,
+        environment: BuiltEnvironment | None,
+        cgroup: Cgroup | None,
     ) -> None:
         self.config = config
         self.dirs = dirs
-        self.env_dir = env_dir
+        self.environment = environment
+        self.env_dir = environment.path if environment is not None else None
         self.cgroup = cgroup
         self.python = python_layout()
         self.privileged = privileged()
@@ -107,18 +112,23 @@ class BwrapSession:
 
     @classmethod
     async def create(cls, config: BwrapConfig) -> BwrapSession:
+        bwrap_path()
+        # built (or found) first: a build runs in a sandbox of its own
+        environment = (
+            await ensure_environment(config.environment) if config.environment is not None else None
+        )
         # building a sandbox is work on the machine: not while something is being timed
         async with machine.shared():
-            return await cls._create(config)
+            return await cls._create(config, environment)
 
     @classmethod
-    async def _create(cls, config: BwrapConfig) -> BwrapSession:
-        bwrap_path()
-        env_dir = await anyio.to_thread.run_sync(ensure_env, config.requirements)
+    async def _create(
+        cls, config: BwrapConfig, environment: BuiltEnvironment | None
+    ) -> BwrapSession:
         dirs = SampleDirs(Path(tempfile.mkdtemp(prefix="sample-", dir=sandboxes_root())))
         wanted = Wanted(config.memory_mb, config.pids, config.cpus)
         cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
-        session = cls(config, dirs, env_dir, cgroup)
+        session = cls(config, dirs, environment, cgroup)
         try:
             prepare_dirs(dirs, config, session.privileged)
             if proxied_network(config):

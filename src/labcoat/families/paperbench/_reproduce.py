@@ -33,7 +33,7 @@ from labcoat.families.paperbench._judge import Reproduction
 from labcoat.families.paperbench._layout import SUBMISSION_DIR
 from labcoat.families.paperbench._manifest import FileChanges, diff, manifest
 from labcoat.grading import grader_session
-from labcoat.sandbox import BwrapSession, give_to_agent
+from labcoat.sandbox import BwrapSession, give_to_agent, specifiers
 
 LOG_TAIL_CHARS = 4000
 MAX_LISTED_FILES = 200
@@ -193,7 +193,7 @@ async def _run_once(executed: Path, settings: ReproductionSettings) -> _Run:
         workspace=executed,
         workspace_target=SUBMISSION_DIR,
         workspace_writable=True,
-        requirements=settings.requirements,
+        environment=specifiers(*settings.requirements),
         memory_mb=settings.memory_mb,
         workdir=SUBMISSION_DIR,
         network=settings.network,

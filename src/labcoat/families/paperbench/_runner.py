@@ -23,7 +23,7 @@ from labcoat.families.paperbench._check_judge import (
 from labcoat.families.paperbench._layout import SUBMISSION_DIR
 from labcoat.families.paperbench._reproduce import SessionFactory
 from labcoat.grading import grader_session
-from labcoat.sandbox import BwrapSession
+from labcoat.sandbox import BwrapSession, specifiers
 
 CHECK_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -51,7 +51,7 @@ async def sandbox_command_runner(
                             workspace=roots[where],
                             workspace_target=SUBMISSION_DIR,
                             workspace_writable=False,
-                            requirements=requirements,
+                            environment=specifiers(*requirements),
                             memory_mb=memory_mb,
                             workdir=SUBMISSION_DIR,
                         )

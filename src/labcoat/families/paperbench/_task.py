@@ -36,7 +36,7 @@ from labcoat.families.paperbench._settings import (
     load_settings,
 )
 from labcoat.grading import copy_into_sandbox
-from labcoat.sandbox import BwrapConfig
+from labcoat.sandbox import BwrapConfig, specifiers
 from labcoat.suites import resolve_target
 
 
@@ -79,7 +79,7 @@ def _sample(paper: Paper, options: dict[str, Any]) -> Sample:
         network=network,
         blocklist=blocklist,
         memory_mb=memory_mb,
-        requirements=requirements,
+        environment=specifiers(*requirements),
     )
     return Sample(
         id=paper.id,
@@ -232,5 +232,8 @@ def paperbench(
         scorer=paperbench_scorer(),
         metadata={"labcoat_family": FAMILY, "target": target, "agent": agent, "judge": judge},
         model_roles={"grader": judge_model} if judge_model else None,
+        # one sample's error (a task that cannot start, a broken grader) is recorded and
+        # the others go on; the log still ends as an error, so a re-run retries it
+        continue_on_fail=True,
         version=1,
     )

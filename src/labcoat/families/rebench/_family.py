@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from labcoat._errors import LabcoatError, TaskDataError
-from labcoat._util.requirements import read_requirements
 from labcoat.families.rebench import _driver
 from labcoat.families.rebench._sidecar import SIDECAR, Sidecar, load_sidecar
 from labcoat.grading import grader_session
+from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
 
 AGENT_HOME = "/home/agent"
 DRIVER_TIMEOUT = 3600  # scoring may train a small model; upstream tasks may take long
@@ -35,11 +35,13 @@ class TaskFamilyDir:
         return load_sidecar(self.path)
 
     @property
-    def requirements(self) -> tuple[str, ...]:
+    def environment(self) -> PythonEnv:
+        """The sidecar's requirements, else the family's requirements.txt (pip installs it
+        in the family's folder, as the task standard's image build does)."""
         if self.sidecar is not None and self.sidecar.requirements:
-            return self.sidecar.requirements
+            return specifiers(*self.sidecar.requirements)
         req_file = self.path / "requirements.txt"
-        return read_requirements(req_file) if req_file.is_file() else ()
+        return read_requirements_file(req_file) if req_file.is_file() else PythonEnv()
 
 
 def is_task_family(path: Path) -> bool:
@@ -94,7 +96,7 @@ async def run_operation(
         workspace=home,
         workspace_target=AGENT_HOME,
         workspace_writable=home_writable,
-        requirements=family.requirements,
+        environment=family.environment,
         memory_mb=memory_mb,
         cpus=cpus,
     ) as session:

@@ -77,7 +77,7 @@ async def _samples(entries: list[TaskEntry], sandbox_kind: str) -> list[Sample]:
         cpus = resources.cpus if resources else None
         config = BwrapConfig(
             workdir=AGENT_HOME,
-            requirements=family.requirements,
+            environment=family.environment,
             network="full_internet" in info["permissions"],
             memory_mb=memory_mb,
             cpus=cpus,
@@ -175,5 +175,8 @@ def rebench(
         solver=agent_solver(agent, oracle=rebench_oracle, family_tools=_family_tools),
         scorer=rebench_scorer(),
         metadata={"labcoat_family": FAMILY, "target": target, "agent": agent},
+        # one sample's error (a task that cannot start, a broken grader) is recorded and
+        # the others go on; the log still ends as an error, so a re-run retries it
+        continue_on_fail=True,
         version=1,
     )

@@ -14,12 +14,11 @@ imports it, instead of failing every snippet with the same ImportError.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
-from labcoat._util.requirements import read_requirements
 from labcoat.families.researchcodebench._papers import Paper
+from labcoat.sandbox import PythonEnv, read_requirements_file
 
 REQUIREMENTS_FILE = "requirements.txt"
 _GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
@@ -43,11 +42,11 @@ class MissingModulesError(LabcoatError):
     """A paper's tests import modules that its Python environment does not have."""
 
 
-def paper_requirements(paper: Paper, base: Iterable[str] = ()) -> tuple[str, ...]:
+def paper_environment(paper: Paper, base: PythonEnv | None = None) -> PythonEnv:
     """`base` then the paper's own requirements.txt, without duplicates, in order."""
     own_file = paper.folder / REQUIREMENTS_FILE
-    own = read_requirements(own_file) if own_file.is_file() else ()
-    return tuple(dict.fromkeys([*base, *own]))
+    own = read_requirements_file(own_file) if own_file.is_file() else PythonEnv()
+    return (base or PythonEnv()).plus(own)
 
 
 def required_modules(paper: Paper) -> dict[str, str]:
@@ -167,9 +166,9 @@ def _local_files(folder: Path, package: tuple[str, ...], module: str, level: int
     return files
 
 
-def missing_message(paper: Paper, missing: dict[str, str], requirements: tuple[str, ...]) -> str:
+def missing_message(paper: Paper, missing: dict[str, str], environment: PythonEnv) -> str:
     names = ", ".join(f"{name} (imported by {where})" for name, where in sorted(missing.items()))
-    env = ", ".join(requirements) if requirements else "no packages"
+    env = environment.describe()
     return (
         f"paper {paper.id}: its tests import modules that its Python environment ({env}) "
         f"lacks: {names}. Add them to {paper.folder.name}/{REQUIREMENTS_FILE} in the pset, "

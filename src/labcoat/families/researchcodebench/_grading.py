@@ -45,7 +45,7 @@ from labcoat.families.researchcodebench._environment import (
 from labcoat.families.researchcodebench._failures import Failure, classify_failure, run_passed
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.grading import grader_session
-from labcoat.sandbox import BwrapSession
+from labcoat.sandbox import BwrapSession, PythonEnv
 
 DEFAULT_TIMEOUT = 60  # seconds per test run, upstream's --timeout_seconds
 MEMORY_MB_PER_RUN = 2048  # a paper sandbox's memory cap: this per parallel run, plus one
@@ -155,21 +155,21 @@ class GradingPool:
 
     # --- the paper's sandbox -----------------------------------------------------------
 
-    async def check(self, paper: Paper, requirements: tuple[str, ...] = ()) -> None:
+    async def check(self, paper: Paper, environment: PythonEnv | None = None) -> None:
         """Open the paper's sandbox (building its environment); MissingModulesError when
         the tests import modules the environment lacks."""
-        async with self._use(paper, requirements):
+        async with self._use(paper, environment or PythonEnv()):
             pass
 
     @asynccontextmanager
-    async def _use(self, paper: Paper, requirements: tuple[str, ...]) -> AsyncIterator[_Paper]:
-        key = (paper.folder, requirements)
+    async def _use(self, paper: Paper, environment: PythonEnv) -> AsyncIterator[_Paper]:
+        key = (paper.folder, environment)
         entry = self._papers.setdefault(key, _Paper())
         entry.in_flight += 1
         try:
             async with entry.lock:
                 if entry.session is None and entry.error is None:
-                    await self._open(entry, paper, requirements)
+                    await self._open(entry, paper, environment)
             if entry.error is not None:
                 raise entry.error
             assert entry.session is not None
@@ -179,18 +179,18 @@ class GradingPool:
             entry.last_used = time.monotonic()
             await self._after_use(key, entry)
 
-    async def _open(self, entry: _Paper, paper: Paper, requirements: tuple[str, ...]) -> None:
+    async def _open(self, entry: _Paper, paper: Paper, environment: PythonEnv) -> None:
         stack = AsyncExitStack()
         try:
             session = await stack.enter_async_context(
                 grader_session(
                     protected=paper.folder,
                     workspace=None,
-                    requirements=requirements,
+                    environment=environment,
                     memory_mb=self.memory_mb,
                 )
             )
-            entry.modules = await self._check_modules(session, paper, requirements)
+            entry.modules = await self._check_modules(session, paper, environment)
         except LabcoatError as exc:
             await stack.aclose()
             entry.error = exc  # an environment that cannot be built stays broken
@@ -203,7 +203,7 @@ class GradingPool:
         self._start_reaper()
 
     async def _check_modules(
-        self, session: BwrapSession, paper: Paper, requirements: tuple[str, ...]
+        self, session: BwrapSession, paper: Paper, environment: PythonEnv
     ) -> list[str]:
         """The modules the tests import from outside the paper, all found in its env."""
         needed = await anyio.to_thread.run_sync(required_modules, paper)
@@ -222,7 +222,7 @@ class GradingPool:
             )
         missing = {name: needed[name] for name in json.loads(result.stdout)}
         if missing:
-            raise MissingModulesError(missing_message(paper, missing, requirements))
+            raise MissingModulesError(missing_message(paper, missing, environment))
         return sorted(needed)
 
     async def _start_zygote(self, entry: _Paper, session: BwrapSession, modules: list[str]) -> None:
@@ -271,12 +271,12 @@ class GradingPool:
         paper: Paper,
         files: dict[str, str],
         *,
-        requirements: tuple[str, ...] = (),
+        environment: PythonEnv | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         watch: Watch | None = None,
     ) -> TestRun:
         """Run the paper's tests with `files` (paths in the paper folder -> text) replaced."""
-        async with self._use(paper, requirements) as entry:
+        async with self._use(paper, environment or PythonEnv()) as entry:
             assert entry.session is not None
             if self.preload and entry.zygote is None and entry.zygote_error is None:
                 async with entry.lock:  # the first run starts it; `check` never does

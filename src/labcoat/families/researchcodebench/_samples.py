@@ -14,7 +14,7 @@ from labcoat.families.researchcodebench._discover import FAMILY
 from labcoat.families.researchcodebench._papers import Paper, load_papers
 from labcoat.families.researchcodebench._prompt import agent_instructions, generation_prompt
 from labcoat.families.researchcodebench._snippets import AnnotatedFile, Snippet, mask_snippet
-from labcoat.sandbox import BwrapConfig
+from labcoat.sandbox import BwrapConfig, PythonEnv
 
 Mode = Literal["generate", "agent"]
 MODES: tuple[Mode, ...] = ("generate", "agent")
@@ -35,17 +35,17 @@ class SnippetRef:
     depth: int
     mode: Mode
     with_paper: bool
-    requirements: tuple[str, ...]
+    environment: PythonEnv
     timeout: float
 
     @classmethod
     def of(cls, metadata: dict[str, Any]) -> SnippetRef:
         m = dict(metadata[FAMILY])
-        m["requirements"] = tuple(m["requirements"])
+        m["environment"] = PythonEnv.model_validate(m["environment"])
         return cls(**m)
 
     def to_metadata(self) -> dict[str, Any]:
-        return {**asdict(self), "requirements": list(self.requirements)}
+        return {**asdict(self), "environment": self.environment.model_dump(mode="json")}
 
     def resolve(self) -> tuple[Paper, AnnotatedFile, Snippet]:
         paper = _papers(self.pset)[self.paper]
@@ -63,7 +63,7 @@ def snippet_samples(
     *,
     mode: Mode,
     with_paper: bool,
-    requirements: tuple[str, ...],
+    environment: PythonEnv,
     timeout: float,
     sandbox: str,
 ) -> list[Sample]:
@@ -81,7 +81,7 @@ def snippet_samples(
                 depth=s.depth,
                 mode=mode,
                 with_paper=with_paper,
-                requirements=requirements,
+                environment=environment,
                 timeout=timeout,
             )
             metadata = {
@@ -95,7 +95,7 @@ def snippet_samples(
                 prompt = generation_prompt(paper, mask_snippet(af, s), with_paper=with_paper)
                 samples.append(Sample(id=f"{paper.id}/{s.id}", input=prompt, metadata=metadata))
                 continue
-            config = BwrapConfig(workdir=AGENT_WORKDIR, requirements=requirements)
+            config = BwrapConfig(workdir=AGENT_WORKDIR, environment=environment)
             samples.append(
                 Sample(
                     id=f"{paper.id}/{s.id}",

@@ -121,7 +121,7 @@ def researchcodebench_scorer():
         run = await shared_pool().grade(
             paper,
             {af.path: filled},
-            requirements=ref.requirements,
+            environment=ref.environment,
             timeout=ref.timeout,
             watch=watch,
         )

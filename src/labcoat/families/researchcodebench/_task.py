@@ -17,8 +17,7 @@ from labcoat.families.researchcodebench._discover import FAMILY, discover
 from labcoat.families.researchcodebench._environment import (
     REQUIREMENTS_FILE,
     MissingModulesError,
-    paper_requirements,
-    read_requirements,
+    paper_environment,
 )
 from labcoat.families.researchcodebench._grading import DEFAULT_TIMEOUT, GradingPool
 from labcoat.families.researchcodebench._papers import Paper, find_pset, load_papers
@@ -29,14 +28,15 @@ from labcoat.families.researchcodebench._solvers import (
     agent_setup,
     generation_oracle,
 )
+from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
 from labcoat.suites import resolve_target
 
 
-def base_requirements(pset: Path, requirements: str | list[str] | None) -> tuple[str, ...]:
+def base_environment(pset: Path, requirements: str | list[str] | None) -> PythonEnv:
     """What every paper needs: the pset's own `requirements.txt` (a labcoat convention,
     next to papers.yaml), then the task's `requirements` (a file, or specifiers)."""
     own = pset / REQUIREMENTS_FILE
-    base = read_requirements(own) if own.is_file() else ()
+    base = read_requirements_file(own) if own.is_file() else PythonEnv()
     if requirements is None:
         return base
     if isinstance(requirements, str):
@@ -46,11 +46,11 @@ def base_requirements(pset: Path, requirements: str | list[str] | None) -> tuple
                 f"requirements={requirements!r}: no such file (give a requirements file, "
                 "or a list of requirement specifiers)"
             )
-        return (*base, *read_requirements(path))
-    return (*base, *(str(r) for r in requirements))
+        return base.plus(read_requirements_file(path))
+    return base.plus(specifiers(*(str(r) for r in requirements)))
 
 
-async def check_environments(papers: list[Paper], base: tuple[str, ...]) -> None:
+async def check_environments(papers: list[Paper], base: PythonEnv) -> None:
     """Build every paper's environment and check it has what its tests import.
 
     All papers are checked before one error lists every problem, so a user fixes
@@ -61,7 +61,7 @@ async def check_environments(papers: list[Paper], base: tuple[str, ...]) -> None
     async with GradingPool(1) as pool:
         for paper in papers:
             try:
-                await pool.check(paper, paper_requirements(paper, base))
+                await pool.check(paper, paper_environment(paper, base))
             except MissingModulesError as exc:
                 problems.append(str(exc))
                 missing = True
@@ -126,7 +126,7 @@ def researchcodebench(
     papers = [p for p in load_papers(root) if p.id in chosen]
     pset = find_pset(root)
     assert pset is not None  # discover found papers
-    base = base_requirements(pset, requirements)
+    base = base_environment(pset, requirements)
     run_sync(check_environments, papers, base)
 
     samples = []
@@ -135,7 +135,7 @@ def researchcodebench(
             paper,
             mode=mode,  # type: ignore[arg-type]
             with_paper=with_paper,
-            requirements=paper_requirements(paper, base),
+            environment=paper_environment(paper, base),
             timeout=timeout,
             sandbox=sandbox,
         )
@@ -151,5 +151,8 @@ def researchcodebench(
             "mode": mode,
             "with_paper": with_paper,
         },
+        # one sample's error (a task that cannot start, a broken grader) is recorded and
+        # the others go on; the log still ends as an error, so a re-run retries it
+        continue_on_fail=True,
         version=1,
     )

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from labcoat._util.requirements import read_requirements
 from labcoat.families.researchgym._sidecar import SIDECAR, Sidecar, load_sidecar
 from labcoat.integrity import Blocklist, load_blocklist
+from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
 
 DESCRIPTION = "task_description.md"
 IDEA_HINT = "idea_hint.txt"
@@ -56,12 +56,12 @@ class TaskFolder:
         return heading.group(1) if heading else self.name
 
     @property
-    def requirements(self) -> tuple[str, ...]:
+    def environment(self) -> PythonEnv:
+        """The sidecar's requirements, else the folder's requirements.txt (pip syntax)."""
         if self.sidecar is not None and self.sidecar.requirements is not None:
-            return self.sidecar.requirements
+            return specifiers(*self.sidecar.requirements)
         req_file = self.path / "requirements.txt"
-        # upstream task folders may carry pip options (an extra index): left out
-        return read_requirements(req_file, pip_options="skip") if req_file.is_file() else ()
+        return read_requirements_file(req_file) if req_file.is_file() else PythonEnv()
 
     @property
     def protected(self) -> tuple[str, ...]:

@@ -97,7 +97,7 @@ async def run_grader(
         workspace=workspace,
         workspace_target=WORKSPACE_MOUNT,
         workspace_writable=False,
-        requirements=folder.requirements,
+        environment=folder.environment,
         memory_mb=memory_mb,
     ) as session:
         privileged = "root" in session.users

@@ -76,7 +76,7 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         raise LabcoatError(f"{folder.path}: --idea-hint asked for, but there is no idea_hint.txt")
     config = BwrapConfig(
         workdir=DEFAULT_WORKDIR,
-        requirements=folder.requirements,
+        environment=folder.environment,
         network=network,
         blocklist=folder.blocklist.to_json(),
         memory_mb=memory_mb,
@@ -188,5 +188,8 @@ def researchgym(
         solver=agent_solver(agent, oracle=researchgym_oracle, family_tools=_family_tools),
         scorer=researchgym_scorer(),
         metadata={"labcoat_family": FAMILY, "target": target, "agent": agent},
+        # one sample's error (a task that cannot start, a broken grader) is recorded and
+        # the others go on; the log still ends as an error, so a re-run retries it
+        continue_on_fail=True,
         version=1,
     )

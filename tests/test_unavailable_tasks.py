@@ -1,0 +1,83 @@
+"""A task whose environment cannot be built is reported with pip's reason; the rest run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli_captured
+
+from labcoat.sandbox import _environment
+
+UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
+
+
+@pytest.fixture
+def two_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("LABCOAT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(_environment, "_failures", {})
+    tasks = tmp_path / "tasks"
+    shutil.copytree(UPSTREAM, tasks / "fine")
+    shutil.copytree(UPSTREAM, tasks / "broken")
+    (tasks / "fine" / "requirements.txt").write_text("numpy\n")
+    # pip-valid, unreachable offline
+    (tasks / "broken" / "requirements.txt").write_text(
+        "numpy\ngit+https://labcoat-test.invalid/d4rl.git#egg=d4rl\n"
+    )
+    return tasks
+
+
+def _json_document(out: str) -> list[dict]:
+    """The JSON array that --json prints (the last thing on stdout)."""
+    lines = out.splitlines()
+    start = max(i for i, line in enumerate(lines) if line == "[")
+    return json.loads("\n".join(lines[start:]))
+
+
+def test_eval_runs_the_others_and_names_the_reason(
+    two_tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli_captured(
+        capsys,
+        "eval",
+        str(two_tasks),
+        "--family",
+        "researchgym",
+        "--agent",
+        "noop",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        "--json",
+    )
+    assert code == 1  # one task errored
+    assert "Traceback" not in out + err
+    rows = {row["task"]: row for row in _json_document(out)}
+    assert rows["fine"]["runs"] == 1 and rows["fine"]["errors"] == 0
+    broken = rows["broken"]
+    assert broken["errors"] == broken["runs"] == 1
+    assert broken["unavailable"] is not None
+    assert "labcoat-test.invalid" in broken["unavailable"]
+    assert "\n" not in broken["unavailable"]
+
+
+def test_validate_lists_the_unavailable_task_apart(
+    two_tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli_captured(
+        capsys,
+        "validate",
+        str(two_tasks),
+        "--family",
+        "researchgym",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        "--json",
+    )
+    verdicts = {v["task"]: v for v in _json_document(out)}
+    assert code == 1  # "fine" declares no oracle: a failure; "broken" is only unavailable
+    assert verdicts["broken"]["passed"] and not verdicts["fine"]["passed"]
+    assert "labcoat-test.invalid" in verdicts["broken"]["unavailable"]
+    assert verdicts["fine"]["unavailable"] is None
+    assert "Traceback" not in out + err
