@@ -83,7 +83,7 @@ def test_bad_config(tmp_path: Path) -> None:
         load_paper(paper)
     assert err.value.field == "id"
     (paper / "config.yaml").write_text("id: [unclosed\n", encoding="utf-8")
-    with pytest.raises(TaskDataError, match="invalid YAML"):
+    with pytest.raises(TaskDataError, match="not valid YAML"):
         load_paper(paper)
 
 

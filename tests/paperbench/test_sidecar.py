@@ -157,7 +157,7 @@ def test_top_level_errors(tmp_path: Path) -> None:
         parse_sidecar({"checks": {"a": 1}}, RUBRIC)
     file = tmp_path / "labcoat.yaml"
     file.write_text("checks: [unclosed\n", encoding="utf-8")
-    with pytest.raises(TaskDataError, match="invalid YAML"):
+    with pytest.raises(TaskDataError, match="not valid YAML"):
         load_sidecar(file, RUBRIC)
 
 

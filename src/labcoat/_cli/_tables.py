@@ -39,6 +39,8 @@ def print_results(results: list[TaskResult], title: str) -> None:
 
 
 def _note(result: TaskResult) -> str:
+    if result.problem:
+        return f"cannot be loaded: {result.problem}"
     if result.unavailable:
         return f"unavailable: {result.unavailable}"
     return "; ".join(result.error_reasons[:2])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 from rich.console import Console
@@ -19,12 +20,18 @@ from labcoat.suites import resolve_target
 def command(target: str, family: str | None, as_json: bool) -> None:
     """List the tasks in TARGET: `mini` (bundled) or a path to a benchmark folder."""
     entries = select(discover(resolve_target(target)), None, family)
+    broken = [e for e in entries if e.problem]
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
-        return
-    table = Table(title=f"{len(entries)} task(s) in {target}")
-    for column in ("id", "family", "title", "samples"):
-        table.add_column(column, overflow="fold")
-    for e in entries:
-        table.add_row(e.id, e.family, e.title, str(e.samples))
-    Console().print(table)
+    else:
+        table = Table(title=f"{len(entries) - len(broken)} task(s) in {target}")
+        for column in ("id", "family", "title", "samples"):
+            table.add_column(column, overflow="fold")
+        for e in entries:
+            if not e.problem:
+                table.add_row(e.id, e.family, e.title, str(e.samples))
+        Console().print(table)
+    for e in broken:
+        click.echo(f"labcoat: error: {e.family} task {e.id}: {e.problem}", err=True)
+    # the others are listed; the exit code says that some of TARGET is broken
+    sys.exit(2 if broken else 0)

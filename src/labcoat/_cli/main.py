@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "labcoat._cli.list_cmd",
     "labcoat._cli.eval_cmd",
     "labcoat._cli.validate_cmd",
+    "labcoat._cli.check_cmd",
     "labcoat._cli.rubric_cmd",
     "labcoat._cli.researchcodebench_cmd",
     "labcoat._cli.judge_eval_cmd",

@@ -47,9 +47,18 @@ def run_entries(
     register_prices(prices)
     if "cost_limit" in limits:
         require_price(options.model or NO_MODEL, prices)
+    broken = [e for e in entries if e.problem]
+    runnable = [e for e in entries if not e.problem]
+    not_run = [
+        TaskResult(e.id, e.family, agent, problem=e.problem)
+        for e in broken
+        for agent in options.agents
+    ]
+    if not runnable:
+        return False, not_run
     tasks = []
     for agent in options.agents:
-        tasks += build_tasks(target, entries, agent, options.sandbox, options.task_args)
+        tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
     success, logs = eval_set(
         tasks,
         log_dir=options.log_dir,
@@ -65,4 +74,4 @@ def run_entries(
         continue_on_fail=True,
         **limits,
     )
-    return success, collect_results(logs)
+    return success and not broken, collect_results(logs) + not_run

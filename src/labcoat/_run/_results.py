@@ -27,6 +27,8 @@ class TaskResult:
     """Samples whose tests passed with nothing done (a noop run): the task can't tell."""
     error_reasons: list[str] = field(default_factory=list)
     """The distinct one-line reasons of the errored samples, in order of first sight."""
+    problem: str | None = None
+    """Why the task could not be loaded at all (it did not run)."""
 
     @property
     def unavailable(self) -> str | None:
@@ -69,6 +71,7 @@ class TaskResult:
             "normalized_se": self.normalized_se,
             "error_reasons": self.error_reasons,
             "unavailable": self.unavailable,
+            "problem": self.problem,
         }
 
 

@@ -49,6 +49,11 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
     by_key = {(r.task_id, r.agent): r for r in results}
     verdicts = []
     for entry in entries:
+        if entry.problem:
+            verdicts.append(
+                Verdict(entry, None, None, False, [f"cannot be loaded: {entry.problem}"])
+            )
+            continue
         oracle, noop = by_key.get((entry.id, "oracle")), by_key.get((entry.id, "noop"))
         unavailable = next((r.unavailable for r in (oracle, noop) if r and r.unavailable), None)
         if unavailable is not None:

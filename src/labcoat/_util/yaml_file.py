@@ -14,14 +14,25 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def read_yaml(path: Path) -> Any:
+    """The YAML document in `path`; any problem is one TaskDataError line."""
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as ex:
-        mark = getattr(ex, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise TaskDataError(path, where, f"not valid YAML: {getattr(ex, 'problem', ex)}") from None
+        raise yaml_error(path, ex) from None
+    except UnicodeDecodeError as ex:
+        raise TaskDataError(path, f"byte {ex.start}", "not UTF-8 text") from None
+    except FileNotFoundError:
+        raise TaskDataError(path, None, "file not found") from None
     except OSError as ex:
         raise TaskDataError(path, None, f"cannot read: {ex.strerror}") from None
+
+
+def yaml_error(path: Path, ex: yaml.YAMLError) -> TaskDataError:
+    """One line for a YAML syntax error: where it is and what is wrong."""
+    mark = getattr(ex, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
+    problem = " ".join(str(getattr(ex, "problem", None) or ex).split())
+    return TaskDataError(path, where, f"not valid YAML: {problem}")
 
 
 def field_path(location: tuple[int | str, ...]) -> str:

@@ -30,6 +30,9 @@ class TaskEntry:
     path: Path
     thresholds: ValidationThresholds = ValidationThresholds()
     extra: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+    """Why the task cannot be loaded (its files are broken), with the file and field; such
+    an entry is listed and reported, never run."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,4 +42,5 @@ class TaskEntry:
             "samples": self.samples,
             "path": str(self.path),
             **self.extra,
+            "problem": self.problem,
         }

@@ -44,8 +44,25 @@ def discover(root: Path, families: Iterable[str] | None = None) -> list[TaskEntr
         module = family_module(name)
         # a suite folder holds one subfolder per family, each in that family's format
         nested = root / name
-        entries.extend(module.discover(nested if nested.is_dir() else root))
+        folder = nested if nested.is_dir() else root
+        try:
+            entries.extend(module.discover(folder))
+        except LabcoatError as ex:
+            # this family's data is broken as a whole: say so, and list the others
+            entries.append(broken_entry(name, folder, str(ex)))
     return entries
+
+
+def broken_entry(family: str, path: Path, problem: str, task_id: str | None = None) -> TaskEntry:
+    """An entry for a task (or a family folder) whose files cannot be loaded."""
+    return TaskEntry(
+        id=task_id or path.name,
+        family=family,
+        title="(cannot be loaded)",
+        samples=0,
+        path=path,
+        problem=problem,
+    )
 
 
 def select(

@@ -70,6 +70,7 @@ from labcoat.families.paperbench._papers import (
     read_split,
     select_papers,
 )
+from labcoat.families.paperbench._preflight import preflight
 from labcoat.families.paperbench._reproduce import (
     ReproductionError,
     ReproductionRecord,
@@ -183,6 +184,7 @@ __all__ = [
     "parse_graded_tree",
     "parse_rubric",
     "parse_sidecar",
+    "preflight",
     "read_blacklist",
     "read_split",
     "reduce_log",

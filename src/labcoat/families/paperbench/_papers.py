@@ -14,9 +14,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.yaml_file import read_yaml
 from labcoat.families._entry import TaskEntry
 from labcoat.families.paperbench._rubric import (
     CODE_DEVELOPMENT,
@@ -127,10 +126,7 @@ def load_paper(path: str | Path) -> Paper:
 
 
 def _read_yaml(file: Path) -> Any:
-    try:
-        return yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as ex:
-        raise TaskDataError(file, None, f"invalid YAML: {ex}") from None
+    return read_yaml(file)
 
 
 def read_blacklist(file: Path) -> tuple[str, ...]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labcoat._errors import TaskDataError
+from labcoat._util.yaml_file import read_yaml
 from labcoat.families.paperbench._papers import Paper
 
 # PaperBench gives agents 12 hours; the reproduction limit is labcoat's default.
@@ -43,10 +43,7 @@ def load_settings(paper: Paper) -> PaperSettings:
     file = paper.sidecar_path
     if file is None:
         return PaperSettings()
-    try:
-        data: Any = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as ex:
-        raise TaskDataError(file, None, f"invalid YAML: {ex}") from None
+    data: Any = read_yaml(file)
     section = data.get("task") if isinstance(data, dict) else None
     if section is None:
         return PaperSettings()

@@ -41,9 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from labcoat._errors import TaskDataError
+from labcoat._util.yaml_file import read_yaml
 from labcoat.families.paperbench._rubric import (
     CODE_DEVELOPMENT,
     NodePath,
@@ -142,12 +141,7 @@ def load_sidecar(file: str | Path | None, rubric: RubricNode) -> Sidecar:
     if file is None:
         return EMPTY_SIDECAR
     file = Path(file)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TaskDataError(file, None, "file not found") from None
-    except yaml.YAMLError as ex:
-        raise TaskDataError(file, None, f"invalid YAML: {ex}") from None
+    data = read_yaml(file)
     return parse_sidecar(data, rubric, file)
 
 

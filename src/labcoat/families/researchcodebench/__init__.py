@@ -37,6 +37,7 @@ from labcoat.families.researchcodebench._papers import (
     find_pset,
     load_papers,
 )
+from labcoat.families.researchcodebench._preflight import preflight
 from labcoat.families.researchcodebench._snippets import (
     AnnotatedFile,
     Snippet,
@@ -79,6 +80,7 @@ __all__ = [
     "parse_annotated",
     "parse_annotated_file",
     "parse_unittest_summary",
+    "preflight",
     "published_scores",
     "read_overall_stats",
     "reindent",

@@ -3,6 +3,7 @@ sidecar (`labcoat.yaml`) declaring the sub-tasks, and grading the agent cannot t
 
 from labcoat.families.researchgym._folder import TaskFolder, find_tasks
 from labcoat.families.researchgym._metrics import RunSummary, normalize, summarize
+from labcoat.families.researchgym._preflight import preflight
 from labcoat.families.researchgym._scoring import researchgym_scorer
 from labcoat.families.researchgym._sidecar import Sidecar, SubtaskSpec, load_sidecar
 from labcoat.families.researchgym._task import discover, researchgym
@@ -16,6 +17,7 @@ __all__ = [
     "find_tasks",
     "load_sidecar",
     "normalize",
+    "preflight",
     "researchgym",
     "researchgym_scorer",
     "summarize",

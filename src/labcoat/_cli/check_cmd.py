@@ -1,0 +1,44 @@
+"""`labcoat check TARGET`: preflight — what would stop a task, before a long run."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+import click
+
+from labcoat._cli._options import selection_options
+from labcoat._run._check import check_entries, describe_target
+from labcoat._run._tasks import selected_entries
+
+
+@click.command("check")
+@click.argument("target")
+@selection_options
+@click.option(
+    "--no-build",
+    is_flag=True,
+    help="Don't build the tasks' Python environments (faster; misses unbuildable requirements).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
+def command(
+    target: str, task_ids: tuple[str, ...], family: str | None, no_build: bool, as_json: bool
+) -> None:
+    """Say, for every task of TARGET, what would fail: unbuildable requirements, Git LFS
+    pointers instead of files, GPUs asked for and missing, missing secrets or sidecars.
+    One line per problem; exit 2 if there is any."""
+    entries = selected_entries(target, list(task_ids), family)
+    problems = anyio.run(check_entries, entries, not no_build)
+    if as_json:
+        click.echo(json.dumps([p.to_json() for p in problems], indent=2))
+    else:
+        for problem in problems:
+            click.echo(problem.line())
+        troubled = len({(p.task, p.family) for p in problems})
+        click.echo(
+            f"labcoat check: {describe_target(entries)}: "
+            + (f"{troubled} with problems" if problems else "no problems found"),
+            err=True,
+        )
+    sys.exit(2 if problems else 0)

@@ -1,0 +1,91 @@
+"""`labcoat check`: before a long run, every problem that would stop a task, found now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+
+from labcoat._errors import LabcoatError
+from labcoat._util.lfs import lfs_pointers, pointer_message
+from labcoat.families import TaskEntry, family_module
+from labcoat.families._preflight import Preflight
+from labcoat.sandbox import (
+    EnvironmentBuildError,
+    PythonEnv,
+    ensure_environment,
+    machine_has_gpu,
+)
+
+MAX_POINTERS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Problem:
+    task: str
+    family: str
+    kind: str
+    """`load`, `lfs`, `environment`, `gpu` or the family's own kind."""
+    message: str
+
+    def line(self) -> str:
+        return f"{self.task} ({self.family}): {self.kind}: {self.message}"
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "task": self.task,
+            "family": self.family,
+            "kind": self.kind,
+            "message": self.message,
+        }
+
+
+def preflight_of(entry: TaskEntry) -> Preflight:
+    hook = getattr(family_module(entry.family), "preflight", None)
+    return hook(entry) if hook is not None else Preflight()
+
+
+async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Problem]:
+    """Every problem of every entry; environments are built (and cached) unless not `build`."""
+    problems: list[Problem] = []
+    built: dict[PythonEnv, str | None] = {}  # one build (or failure) per environment
+    for entry in entries:
+
+        def add(kind: str, message: str, entry: TaskEntry = entry) -> None:
+            problems.append(Problem(entry.id, entry.family, kind, message))
+
+        if entry.problem:
+            add("load", entry.problem)
+            continue
+        pointers = await anyio.to_thread.run_sync(lambda e=entry: list(lfs_pointers(e.path)))
+        for path in pointers[:MAX_POINTERS_SHOWN]:
+            add("lfs", pointer_message(path))
+        if len(pointers) > MAX_POINTERS_SHOWN:
+            add("lfs", f"and {len(pointers) - MAX_POINTERS_SHOWN} more pointer files")
+        try:
+            info = preflight_of(entry)
+        except LabcoatError as ex:
+            add("load", str(ex))
+            continue
+        for message in info.problems:
+            kind, _, text = message.partition(": ")
+            add(kind, text) if text else add("task", message)
+        if info.gpus and not machine_has_gpu():
+            add("gpu", f"asks for {info.gpus} GPU(s); this machine has none")
+        if not build:
+            continue
+        for env in info.environments:
+            if env not in built:
+                try:
+                    await ensure_environment(env)
+                    built[env] = None
+                except EnvironmentBuildError as ex:
+                    built[env] = ex.reason + (f" (pip's output: {ex.log})" if ex.log else "")
+            if built[env] is not None:
+                add("environment", f"{built[env]} [{env.describe()}]")
+    return problems
+
+
+def describe_target(entries: list[TaskEntry]) -> str:
+    families = sorted({e.family for e in entries})
+    return f"{len(entries)} task(s) ({', '.join(families)})"

@@ -1,0 +1,78 @@
+"""`labcoat check`: preflight problems, one line each, before any run."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli_captured
+
+from labcoat.sandbox import _environment
+
+UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
+POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 12345\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LABCOAT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(_environment, "_failures", {})
+
+
+def test_mini_is_ready(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli_captured(capsys, "check", "mini")
+    assert code == 0, out + err
+    assert out == ""
+    assert "10 task(s)" in err and "no problems found" in err
+
+
+def test_every_problem_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = tmp_path / "tasks"
+    shutil.copytree(UPSTREAM, tasks / "pointers")
+    (tasks / "pointers" / "data.csv").write_text(POINTER)
+    shutil.copytree(UPSTREAM, tasks / "unbuildable")
+    (tasks / "unbuildable" / "requirements.txt").write_text(
+        "git+https://labcoat-test.invalid/x.git#egg=x\n"
+    )
+    code, out, err = run_cli_captured(capsys, "check", str(tasks), "--family", "researchgym")
+    assert code == 2
+    lines = out.splitlines()
+    assert any(
+        line.startswith("pointers (researchgym): lfs: ")
+        and "data.csv" in line
+        and "git lfs pull" in line
+        for line in lines
+    ), lines
+    assert any(
+        line.startswith("unbuildable (researchgym): environment: ")
+        and "labcoat-test.invalid" in line
+        for line in lines
+    ), lines
+    assert "Traceback" not in out + err
+    # without building, the environment goes unchecked
+    code, out, _ = run_cli_captured(
+        capsys, "check", str(tasks), "--family", "researchgym", "--no-build"
+    )
+    assert code == 2 and "environment" not in out
+
+
+def test_list_reports_a_broken_family_and_lists_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from labcoat.suites import SUITES_DIR
+
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITES_DIR / "mini" / "researchgym", suite / "researchgym")
+    shutil.copytree(SUITES_DIR / "mini" / "paperbench", suite / "paperbench")
+    broken = next((suite / "paperbench").rglob("config.yaml"))
+    broken.write_bytes(b"id: [unclosed\n")
+    code, out, err = run_cli_captured(capsys, "list", str(suite))
+    assert code == 2
+    assert "class-incremental" in out and "ts-attribution" in out
+    [line] = [line for line in err.splitlines() if line.strip()]
+    assert line.startswith("labcoat: error: paperbench task ") and "config.yaml: line 2" in line
