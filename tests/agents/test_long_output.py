@@ -40,7 +40,9 @@ def test_a_50_mb_output_is_reported_at_its_real_size(tmp_path: Path) -> None:
     [result] = [m.text for m in log.samples[0].messages if m.role == "tool"]
     assert result.startswith("STARTxxx") and result.endswith("xxxEND\n[exit code 0]")
     assert len(result) < 16_200
-    said = re.search(r"about ([\d,]+) characters cut from the middle; the output was about ([\d,]+)", result)
+    said = re.search(
+        r"about ([\d,]+) characters cut from the middle; the output was about ([\d,]+)", result
+    )
     assert said, result[7_990:8_200]
     cut, total = (int(n.replace(",", "")) for n in said.groups())
     shown = len(result) - len(said[0])
