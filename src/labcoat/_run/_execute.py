@@ -31,6 +31,8 @@ class RunOptions:
     """Per-sample budgets for the agent: time, working, token, cost, message."""
     model_cost_config: str | None = None
     model_roles: dict[str, str] | None = None
+    model_timeout: int | None = None
+    """Seconds per model-call attempt (Inspect's `attempt_timeout`); a hung call is retried."""
 
 
 def run_entries(
@@ -61,6 +63,7 @@ def run_entries(
         display=options.display,  # type: ignore[arg-type]
         retry_attempts=0,
         retry_immediate=False,
+        attempt_timeout=options.model_timeout,
         **limits,
     )
     return success, collect_results(logs)
