@@ -378,5 +378,9 @@ def test_rate_limits_server_errors_and_dropped_connections_are_retried(labcoat_e
     ]
     assert run.stopped_by == {"type": "submitted"}
     assert run.scored()
+    # every request the server saw is in the log: as a model event, or one of its retries
+    events = run.model_events()
+    assert sum(1 + (e.retries or 0) for e in events) == len(run.server.requests)
+    assert any(e.error for e in events)
     # waiting on retries is not working time
     assert run.sample.working_time < run.sample.total_time
