@@ -181,6 +181,9 @@ def test_truncated_json_bodies_are_retried_and_the_run_scores(labcoat_eval) -> N
     assert all("JSONDecodeError" in r["error"] for r in retries)
     failed = [e for e in run.model_events() if e.error]
     assert len(failed) == 2 and "JSONDecodeError" in failed[0].error
+    # the backoff between them is waiting, not working time
+    waited = sum(r["wait_seconds"] for r in retries)
+    assert run.sample.total_time - run.sample.working_time >= waited - 0.1
     # and the default per-call timeout was in force
     assert run.log.plan.config.attempt_timeout == 300
 
