@@ -160,3 +160,24 @@ def test_shortening_for_a_note_blanks_old_outputs_first_then_drops_old_turns() -
         for i in range(0, len(kept), 2)
     )
     assert count(view) <= 200 or kept == []
+
+
+def test_every_model_call_has_a_timeout_by_default(tmp_path: Path) -> None:
+    """`inspect eval` users get the 300 s default too; `--attempt-timeout` replaces it."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import get_model
+    from scripted_models import scripted_call
+
+    from labcoat.agents.research import DEFAULT_MODEL_TIMEOUT, research_agent
+
+    def run(**kw: object) -> list[int | None]:
+        task = Task(dataset=[Sample(input="Say done.")], solver=research_agent())
+        model = get_model("mockllm/model", custom_outputs=[scripted_call("submit", answer="x")])
+        [log] = eval(task, model=model, log_dir=str(tmp_path), display="none", **kw)
+        assert log.samples
+        events = [e for e in log.samples[0].events if e.event == "model"]
+        return [e.config.attempt_timeout for e in events]
+
+    assert run() == [DEFAULT_MODEL_TIMEOUT] == [300]
+    assert run(attempt_timeout=42) == [42]
