@@ -16,6 +16,7 @@ from inspect_ai.log import (
     EvalError,
     EvalLog,
     EvalSample,
+    EvalSampleLimit,
     EvalSpec,
     write_eval_log,
 )
@@ -56,6 +57,7 @@ class Sample:
     time_limit_minutes: float | None = None
     tool_output_bytes: int = 0  # padding in each tool result, to weigh logs like real ones
     message_bytes: int = 0  # a transcript: one message of this size per tool call
+    limit: str | None = None  # the Inspect limit that stopped the sample
 
     def to_sample(self, family: str) -> EvalSample:
         score = None
@@ -101,6 +103,7 @@ class Sample:
             error=EvalError(message=self.error, traceback="", traceback_ansi="")
             if self.error
             else None,
+            limit=EvalSampleLimit(type=self.limit, limit=1) if self.limit else None,
             model_usage=usage,
             started_at=START.isoformat(),
             total_time=self.total_time,
@@ -232,9 +235,7 @@ def _agent_run(
         e["cost"] = 0.02 * n * e["elapsed_seconds"] / length
     store = {
         "labcoat:steps": steps,
-        "labcoat:stopped_by": {
-            "type": "time" if length > minutes * 55 else "submitted_or_finished"
-        },
+        "labcoat:stopped_by": {"type": "time" if length > minutes * 55 else "submitted"},
     }
     return Sample(
         task_id=task_id,

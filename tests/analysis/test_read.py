@@ -133,6 +133,21 @@ def test_steps_tool_calls_tokens_and_stop_reason(tmp_path: Path) -> None:
     assert (final["source"], final["elapsed_seconds"], final["tokens"]) == ("final", 90.0, 2500)
 
 
+def test_stopped_by_falls_back_to_what_inspect_recorded(tmp_path: Path) -> None:
+    write_log(
+        tmp_path,
+        [
+            Sample(task_id="a", store={"labcoat:stopped_by": {"type": "context_overflow"}}),
+            Sample(task_id="b", limit="working"),  # an agent that keeps no record of its own
+            Sample(task_id="c", error="RuntimeError: the sandbox stopped"),
+            Sample(task_id="d"),
+        ],
+    )
+    runs = read_runs(tmp_path).runs.set_index("task_id")["stopped_by"]
+    assert runs["a"] == "context_overflow" and runs["b"] == "working" and runs["c"] == "error"
+    assert runs.isna()["d"]
+
+
 def test_a_single_file_and_a_file_url_read_the_same(tmp_path: Path) -> None:
     path = write_log(tmp_path, [Sample(normalized=0.4)])
     by_file = read_runs(path)

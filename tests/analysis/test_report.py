@@ -82,6 +82,31 @@ def test_errored_runs_are_shown(tmp_path: Path) -> None:
     assert '<span class="bad">1</span>' in html  # the errors column of the leaderboard
 
 
+def test_the_stopped_by_column_says_what_ended_each_run(tmp_path: Path) -> None:
+    stops = ["submitted", "time", "working", "token", "message", "context_overflow"]
+    write_log(
+        tmp_path,
+        [
+            Sample(epoch=i + 1, store={"labcoat:stopped_by": {"type": t}})
+            for i, t in enumerate(stops)
+        ]
+        + [Sample(epoch=9, error="ModelCallError: unreadable responses")],
+    )
+    html = write_report(tmp_path, tmp_path / "r.html").read_text()
+    cells = re.findall(r'<tr class="(?:ok|error)">(.*?)</tr>', html, re.S)
+    labels = {
+        "submitted",
+        "time limit",
+        "working-time limit",
+        "token limit",
+        "message limit",
+        "context overflow",
+        "error",
+    }
+    for label in labels:
+        assert any(f"<td>{label}</td>" in row for row in cells), label
+
+
 def test_cli_writes_the_report_and_shows_progress(demo: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "sub" / "r.html"
     main(

@@ -8,6 +8,7 @@ from typing import Any
 import click
 import yaml
 
+from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT
 from labcoat.families import family_names
 from labcoat.families._sandbox import SANDBOX_KINDS
 
@@ -50,6 +51,15 @@ def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--model-cost-config",
         metavar="FILE",
         help="Model prices ($ per million tokens), YAML or JSON.",
+    )(fn)
+    fn = click.option(
+        "--model-timeout",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MODEL_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help="Longest a model call may take; a call that hangs is abandoned and retried "
+        "(the wait is not working time).",
     )(fn)
     fn = click.option("--message-limit", type=int, metavar="N", help="Messages per sample.")(fn)
     fn = click.option(

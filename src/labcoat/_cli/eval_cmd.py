@@ -74,6 +74,7 @@ def command(
     token_limit: int | None,
     cost_limit: float | None,
     message_limit: int | None,
+    model_timeout: int,
     model_cost_config: str | None,
     search_provider: str | None,
     idea_hint: bool,
@@ -102,6 +103,7 @@ def command(
             "message": message_limit,
         },
         model_cost_config=model_cost_config,
+        model_timeout=model_timeout,
         task_args=family_args,
         model_roles=parse_model_roles(model_roles),
     )

@@ -31,6 +31,8 @@ class RunOptions:
     """Per-sample budgets for the agent: time, working, token, cost, message."""
     model_cost_config: str | None = None
     model_roles: dict[str, str] | None = None
+    model_timeout: int | None = None
+    """Seconds per model-call attempt (Inspect's `attempt_timeout`); a hung call is retried."""
 
 
 def run_entries(
@@ -72,6 +74,7 @@ def run_entries(
         retry_immediate=False,
         # every sample runs even when some error; the errored ones are retried on re-run
         continue_on_fail=True,
+        attempt_timeout=options.model_timeout,
         **limits,
     )
     return success and not broken, collect_results(logs) + not_run

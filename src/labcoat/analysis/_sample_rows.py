@@ -78,6 +78,19 @@ def _error_line(sample: EvalSample) -> str | None:
     return None
 
 
+def stopped_by(sample: EvalSample, store: dict[str, Any]) -> str | None:
+    """What ended the run: the research agent's own record (`labcoat:stopped_by`), else
+    what Inspect recorded (an error, or the limit that stopped the sample)."""
+    stopped = store.get(STOP_KEY)
+    if isinstance(stopped, dict) and stopped.get("type"):
+        return str(stopped["type"])
+    if sample.error is not None:
+        return "error"
+    if sample.limit is not None:
+        return sample.limit.type
+    return None
+
+
 def _started(sample: EvalSample) -> datetime | None:
     try:
         return datetime.fromisoformat(sample.started_at) if sample.started_at else None
@@ -176,7 +189,6 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
             }
         )
 
-    stopped = store.get(STOP_KEY)
     row: Row = {
         **ids,
         "log": ctx.location,
@@ -191,7 +203,7 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "status": "ok" if ok else "error",
         "error": error if error or ok else "no score",
         "limit": sample.limit.type if sample.limit is not None else None,
-        "stopped_by": stopped.get("type") if isinstance(stopped, dict) else None,
+        "stopped_by": stopped_by(sample, store),
         "raw": raw,
         "normalized": normalized,
         "curve_rule": ctx.reader.curve_rule(sample, score),

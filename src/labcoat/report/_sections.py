@@ -132,7 +132,7 @@ def runs_table(ctx: Context) -> str:
         ("tokens", lambda r: count(r["tokens"])),
         ("cost", lambda r: money(r["cost"])),
         ("tool calls", lambda r: count(r["tool_calls"])),
-        ("stopped by", lambda r: escape(_text(r["stopped_by"]) or _text(r["limit"]))),
+        ("stopped by", lambda r: escape(stop_label(r["stopped_by"]))),
         ("error", lambda r: escape(_text(r["error"]))),
         ("inspect view", lambda r: link(r["link"], "open") if isinstance(r["link"], str) else ""),
     ]
@@ -150,6 +150,30 @@ def runs_table(ctx: Context) -> str:
         "view</code>.</p>"
     )
     return f'<section id="runs"><h2>Runs</h2>{note}{body}</section>'
+
+
+STOP_LABELS = {
+    "submitted": "submitted",
+    "time": "time limit",
+    "working": "working-time limit",
+    "token": "token limit",
+    "cost": "cost limit",
+    "message": "message limit",
+    "turn": "turn limit",
+    "context_overflow": "context overflow",
+    "refusals": "refusals",
+    "error": "error",
+    "cancelled": "cancelled",
+    "operator": "operator",
+    "finished": "finished",
+    "submitted_or_finished": "submitted or finished",  # older logs: the two were one
+}
+
+
+def stop_label(value: object) -> str:
+    """What ended a run, in words (`stopped_by` of the runs table)."""
+    text = _text(value)
+    return STOP_LABELS.get(text, text.replace("_", " "))
 
 
 def _text(value: object) -> str:

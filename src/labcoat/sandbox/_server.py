@@ -123,27 +123,61 @@ def kill_tree(root: int) -> None:
 # --- capped output -------------------------------------------------------------------
 
 
-class TailBuffer:
-    """Keeps the last `limit` bytes of a stream and whether anything was dropped."""
+class HeadTailBuffer:
+    """Keeps the first and last halves of `limit` bytes of a stream, and its real size.
+
+    Past the limit the middle is dropped and replaced, in `value()`, by one line saying
+    how many bytes were cut and how long the stream really was (which tools parse, so
+    a model is told the truth about output it did not see).
+    """
+
+    MARKER_ROOM = 256  # so head + marker + tail stays within the limit
 
     def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.truncated = False
+        kept = max(0, limit - self.MARKER_ROOM)
+        self.head_limit = kept // 2
+        self.tail_limit = kept - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.size = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > self.head_limit + self.tail_limit
 
     def feed(self, chunk: bytes) -> None:
-        self.data += chunk
-        excess = len(self.data) - self.limit
-        if excess > 0:
-            del self.data[:excess]
-            self.truncated = True
+        self.size += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - self.tail_limit
+            if excess > 0:
+                del self.tail[:excess]
+
+    def value(self) -> bytes:
+        if not self.truncated:
+            return bytes(self.head + self.tail)
+        cut = self.size - len(self.head) - len(self.tail)
+        return bytes(self.head) + truncation_marker(cut, self.size) + bytes(self.tail)
+
+
+def truncation_marker(cut: int, size: int) -> bytes:
+    """The line put where the middle of a long stream was cut.
+
+    labcoat's tools parse it (agents/research/_tools/_output.py): keep the two in step.
+    """
+    line = f"[... sandbox cut {cut:,} bytes from the middle; the stream was {size:,} bytes ...]"
+    return f"\n{line}\n".encode()
 
 
 def _pump(
     proc: subprocess.Popen[bytes],
     stdin_data: bytes | None,
-    out: TailBuffer,
-    err: TailBuffer,
+    out: HeadTailBuffer,
+    err: HeadTailBuffer,
     timeout: float | None,
 ) -> bool:
     """Feed stdin and collect output until the process exits; False on timeout.
@@ -280,7 +314,7 @@ class Server:
         rid = request["id"]
         with self.lock:
             self.running[rid] = proc
-        out, err = TailBuffer(self.output_limit), TailBuffer(self.output_limit)
+        out, err = HeadTailBuffer(self.output_limit), HeadTailBuffer(self.output_limit)
         timed_out = not _pump(proc, stdin_data, out, err, request.get("timeout"))
         if timed_out:
             kill_tree(proc.pid)
@@ -291,8 +325,8 @@ class Server:
             self.cancelled.discard(rid)
         return {
             "returncode": proc.returncode,
-            "stdout": _b64(bytes(out.data)),
-            "stderr": _b64(bytes(err.data)),
+            "stdout": _b64(out.value()),
+            "stderr": _b64(err.value()),
             "truncated": out.truncated or err.truncated,
             "timed_out": timed_out,
             "cancelled": cancelled,

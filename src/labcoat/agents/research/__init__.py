@@ -2,5 +2,13 @@
 
 from labcoat.agents.research._agent import base_tools, research_agent
 from labcoat.agents.research._budget import Budget
+from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT, ModelCallError, RetryPolicy
 
-__all__ = ["Budget", "base_tools", "research_agent"]
+__all__ = [
+    "DEFAULT_MODEL_TIMEOUT",
+    "Budget",
+    "ModelCallError",
+    "RetryPolicy",
+    "base_tools",
+    "research_agent",
+]

@@ -5,14 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 from inspect_ai.agent import AgentPrompt, AgentState, AgentSubmit, react
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef
 from inspect_ai.util import LimitExceededError, apply_limits, span
+from inspect_ai.util import message_limit as inspect_message_limit
 
-from labcoat.agents.research._budget import Budget, record_stop
+from labcoat.agents.research._budget import Budget
 from labcoat.agents.research._handoff import ContextHandoff, context_window
+from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT, ModelCalls, RetryPolicy
 from labcoat.agents.research._prompt import system_prompt
+from labcoat.agents.research._stop import (
+    agent_stop,
+    cancel_stop,
+    error_stop,
+    limit_stop,
+    record_stop,
+)
 from labcoat.agents.research._tools import (
     apply_patch,
     bash,
@@ -59,6 +69,8 @@ def research_agent(
     max_call_timeout: int | None = None,
     handoff_threshold: float = 0.85,
     context_window_tokens: int | None = None,
+    model_timeout: int | None = None,
+    model_retry: RetryPolicy | None = None,
 ) -> Solver:
     """An LLM research agent for long runs.
 
@@ -68,13 +80,16 @@ def research_agent(
         working_limit: Working seconds (excludes model retries and waiting).
         token_limit: Tokens (input + output; reasoning tokens count once, as output).
         cost_limit: Dollars; needs known prices for the model.
-        message_limit: Messages in the conversation.
+        message_limit: Messages in the run (across context handoffs).
         progress_every: Tell the agent its budget every this many steps.
         max_call_timeout: Longest timeout a single bash/python call may ask for.
         handoff_threshold: Fraction of the context window at which the agent writes a
             handoff note and continues in a fresh context (the full transcript stays
             in the log).
         context_window_tokens: The model's context window, when Inspect does not know it.
+        model_timeout: Seconds one model call may take before it is abandoned and
+            retried (default: the run's `attempt_timeout`, else 300).
+        model_retry: Retries of responses that cannot be read (truncated bodies).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -99,8 +114,22 @@ def research_agent(
             cost=cost_limit,
             messages=message_limit,
         )
+        calls = ModelCalls(resolve_model_timeout(model_timeout), model_retry)
+        handoff = ContextHandoff(
+            context_window(context_window_tokens), calls, handoff_threshold, tools=tools
+        )
 
-        handoff = ContextHandoff(context_window(context_window_tokens), handoff_threshold)
+        async def model_turn(conversation: AgentState, tools: list[Tool]) -> AgentState:
+            """One model call of the loop (react's `model`).
+
+            Args:
+                conversation: The conversation so far.
+                tools: The tools the model may call.
+            """
+            budget.check_messages(handoff.total_messages(conversation.messages))
+            conversation.output = await calls.generate(conversation.messages, tools)
+            conversation.messages.append(conversation.output.message)
+            return conversation
 
         async def on_continue(agent_state: AgentState) -> bool | str | AgentState:
             status = budget.record_step()
@@ -123,26 +152,47 @@ def research_agent(
                 submit_prompt=None,
             ),
             tools=tools,
+            model=model_turn,
             submit=AgentSubmit(answer_only=True) if allow_submit else False,
             on_continue=on_continue,
+            truncation=handoff.on_overflow,
         )
-        # Our own state object: whatever stops the loop (our limits, or the sample's
-        # own limits raising through us), everything the agent did reaches the record.
+        # Our own state object: whatever stops the loop (our limits, the sample's own
+        # limits or cancellation, an error), everything the agent did reaches the record.
         agent_state = AgentState(messages=list(state.messages))
-        stopped: LimitExceededError | None = None
+        stop = None
         try:
             with apply_limits(budget.limits(), catch_errors=True) as scope:
                 async with span(name="research_agent", type="agent"):
                     agent_state = await agent(agent_state)
-            stopped = scope.limit_error
+            error = scope.limit_error
+            stop = limit_stop(error) if error is not None else agent_stop(agent_state)
         except LimitExceededError as ex:  # a sample-level limit: record it, let Inspect act
-            stopped = ex
+            stop = limit_stop(ex)
+            raise
+        except anyio.get_cancelled_exc_class():  # the sample's time or working limit
+            stop = cancel_stop()
+            raise
+        except Exception as ex:
+            stop = error_stop(ex)
             raise
         finally:
             budget.record_step(final=True)  # the submitting (or limit-hitting) turn
-            record_stop(stopped)
-            state.messages = handoff.full_history(agent_state.messages)
+            record_stop(stop or cancel_stop())
+            # the whole run, handoffs included, however long: the message limit bounded
+            # the conversation while the agent ran, not the record
+            with inspect_message_limit(None):
+                state.messages = handoff.full_history(agent_state.messages)
             state.output = agent_state.output
         return state
 
     return solve
+
+
+def resolve_model_timeout(explicit: int | None) -> int:
+    """Per-attempt model timeout: ours, else the run's `attempt_timeout`, else the default."""
+    if explicit:
+        return explicit
+    from inspect_ai.model._generate_config import active_generate_config  # no public API
+
+    return active_generate_config().attempt_timeout or DEFAULT_MODEL_TIMEOUT

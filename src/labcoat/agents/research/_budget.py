@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.log import transcript
 from inspect_ai.util import (
     Limit,
     LimitExceededError,
@@ -27,7 +26,6 @@ from inspect_ai.util import store as sample_store
 from labcoat._util.progress import run_progress
 
 STEPS_KEY = "labcoat:steps"
-STOP_KEY = "labcoat:stopped_by"
 
 
 def _fmt_seconds(seconds: float) -> str:
@@ -44,6 +42,7 @@ class Budget:
     messages: int | None = None
     progress_every: int = 10
     _steps: int = field(default=0, init=False)
+    _nodes: dict[str, Limit] = field(default_factory=dict, init=False)
 
     @classmethod
     def for_sample(
@@ -57,14 +56,40 @@ class Budget:
         return budget
 
     def limits(self) -> list[Limit]:
-        """Inspect limits scoped to the agent; `None` ones are simply not applied."""
-        return [
-            time_limit(self.time),
-            working_limit(self.working),
-            token_limit(self.tokens),
-            cost_limit(self.cost),
-            message_limit(self.messages),
-        ]
+        """Inspect limits scoped to the agent, for the ones set.
+
+        Only the innermost message limit is checked (Inspect's rule), so an unset one
+        here would hide the sample's: ours is applied only when set, and then as the
+        lower of ours and the sample's.
+        """
+        self._nodes = {}
+        if self.time is not None:
+            self._nodes["time"] = time_limit(self.time)
+        if self.working is not None:
+            self._nodes["working"] = working_limit(self.working)
+        if self.tokens is not None:
+            self._nodes["token"] = token_limit(self.tokens)
+        if self.cost is not None:
+            self._nodes["cost"] = cost_limit(self.cost)
+        if self.messages is not None:
+            self._nodes["message"] = message_limit(int(self.effective()["message"] or 0))
+        return list(self._nodes.values())
+
+    def check_messages(self, count: int) -> None:
+        """Stop before a model call when the run already holds the message limit.
+
+        `count` is every message of the run, those handed off with the context too:
+        `--message-limit` bounds the run, not only its current conversation.
+        """
+        limit = self.effective()["message"]
+        if limit is not None and count >= limit:
+            raise LimitExceededError(
+                "message",
+                value=count,
+                limit=int(limit),
+                message=f"Exceeded message limit: {int(limit):,}",
+                source=self._nodes.get("message"),
+            )
 
     def effective(self) -> dict[str, float | None]:
         """The binding limit of each kind: ours or the sample's, whichever is lower."""
@@ -114,21 +139,6 @@ class Budget:
         if not final and self.progress_every and self._steps % self.progress_every == 0:
             return self.status(progress)
         return None
-
-
-def record_stop(error: LimitExceededError | None) -> None:
-    """Say in the log which limit ended the run (or that the agent submitted)."""
-    if error is None:
-        sample_store().set(STOP_KEY, {"type": "submitted_or_finished"})
-        return
-    record = {
-        "type": error.type,
-        "limit": error.limit,
-        "value": error.value,
-        "message": error.message,
-    }
-    sample_store().set(STOP_KEY, record)
-    transcript().info({"stopped_by_limit": record}, source="labcoat.budget")
 
 
 def _sample_limit(kind: str) -> float | None:

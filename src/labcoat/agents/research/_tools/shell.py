@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from inspect_ai.tool import Tool, ToolError, tool
-from inspect_ai.util import sandbox
+from inspect_ai.util import OutputLimitExceededError, sandbox
 
 from labcoat.agents.research._tools._limits import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_MAX_CALL_TIMEOUT,
     clamp_timeout,
 )
-from labcoat.agents.research._tools._output import format_exec
+from labcoat.agents.research._tools._output import format_exec, truncate_middle
 
 
 async def _run(cmd: list[str], timeout: int, stdin: str | None = None) -> str:
@@ -21,6 +21,11 @@ async def _run(cmd: list[str], timeout: int, stdin: str | None = None) -> str:
             f"the command ran longer than {timeout} s and was killed with its child "
             "processes; use start_job for long runs"
         ) from None
+    except OutputLimitExceededError as ex:  # sandboxes that refuse long output (not bwrap)
+        return truncate_middle(
+            f"[the output passed the sandbox's {ex.limit_str} limit; the exit code is "
+            f"unknown; what the sandbox kept:]\n{ex.truncated_output or ''}"
+        )
     return format_exec(result.returncode, result.stdout, result.stderr)
 
 
