@@ -31,6 +31,10 @@ class RunOptions:
     """Per-sample budgets for the agent: time, working, token, cost, message."""
     model_cost_config: str | None = None
     model_roles: dict[str, str] | None = None
+    ray: str | None = None
+    """Run on Ray: `local` (a local instance) or a cluster's address (docs/scale.md)."""
+    max_connections: int | None = None
+    """Connections to each model at once (with `ray`: across the whole cluster)."""
 
 
 def run_entries(
@@ -47,6 +51,10 @@ def run_entries(
     register_prices(prices)
     if "cost_limit" in limits:
         require_price(options.model or NO_MODEL, prices)
+    if options.ray is not None:
+        from labcoat._run._ray import run_on_ray
+
+        return run_on_ray(target, entries, options, limits=limits, prices=prices)
     tasks = []
     for agent in options.agents:
         tasks += build_tasks(target, entries, agent, options.sandbox, options.task_args)
@@ -58,6 +66,7 @@ def run_entries(
         max_samples=options.max_samples,
         max_tasks=options.max_tasks,
         model_roles=options.model_roles or None,
+        max_connections=options.max_connections,
         display=options.display,  # type: ignore[arg-type]
         retry_attempts=0,
         retry_immediate=False,
