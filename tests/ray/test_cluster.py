@@ -1,0 +1,46 @@
+"""`labcoat eval --ray` on a real two-node Ray cluster: placement, the log, the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _logs import attempts, merged_logs
+from conftest import run_labcoat
+
+from labcoat.analysis import read_runs
+
+TASKS = ("--task", "toy/cpu", "--task", "toy/gpu", "--task", "toy/bigmem")
+COMPARED = ["task_id", "sample_id", "epoch", "agent", "family", "normalized", "raw", "status"]
+
+
+def test_samples_run_where_their_declared_resources_are(
+    cluster, toy_suite: Path, tmp_path: Path
+) -> None:
+    ray_cluster, nodes = cluster
+    log_dir = tmp_path / "ray"
+    out = run_labcoat(
+        "eval", str(toy_suite), "--agent", "oracle", *TASKS,
+        "--ray", ray_cluster.address, "--log-dir", str(log_dir),
+    )  # fmt: skip
+    [log] = merged_logs(log_dir)
+    assert log.status == "success", log.error
+    assert sorted(str(s.id) for s in log.samples) == ["toy/bigmem", "toy/cpu", "toy/gpu"]
+    assert all(s.scores["rebench_scorer"].value["normalized"] == 1.0 for s in log.samples)
+    assert log.results is not None and log.results.total_samples == 3
+    placed = {sample: records[-1]["node_id"] for sample, records in attempts(log_dir).items()}
+    # only the GPU node has a GPU; only the CPU node has 3 GiB free for one sample
+    assert placed["toy/gpu"] == nodes["gpu"]
+    assert placed["toy/bigmem"] == nodes["cpu"]
+    assert set(placed.values()) <= set(nodes.values())  # never the head (no CPU)
+    assert "1.000" in out  # the results table
+
+    # the report reads the Ray run exactly as it reads the same run done locally
+    local_dir = tmp_path / "local"
+    run_labcoat(
+        "eval", str(toy_suite), "--agent", "oracle", *TASKS, "--log-dir", str(local_dir)
+    )  # fmt: skip
+    ray_runs, local_runs = read_runs(log_dir), read_runs(local_dir)
+    assert len(ray_runs.logs) == len(local_runs.logs) == 1  # shards are not read as logs
+    ours = ray_runs.samples[COMPARED].sort_values("task_id").reset_index(drop=True)
+    theirs = local_runs.samples[COMPARED].sort_values("task_id").reset_index(drop=True)
+    assert ours.to_dict("records") == theirs.to_dict("records")
