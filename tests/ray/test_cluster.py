@@ -44,3 +44,26 @@ def test_samples_run_where_their_declared_resources_are(
     ours = ray_runs.samples[COMPARED].sort_values("task_id").reset_index(drop=True)
     theirs = local_runs.samples[COMPARED].sort_values("task_id").reset_index(drop=True)
     assert ours.to_dict("records") == theirs.to_dict("records")
+
+
+def test_a_reproduction_needing_a_gpu_is_its_own_ray_task_on_the_gpu_node(
+    cluster, tmp_path: Path
+) -> None:
+    ray_cluster, nodes = cluster
+    log_dir = tmp_path / "logs"
+    run_labcoat(
+        "eval", "mini", "--family", "paperbench", "--task", "tail-averaged-sgd",
+        "--agent", "oracle", "-T", "reproduce_gpus=1", "-T", "memory_gb=1.5",
+        "--ray", ray_cluster.address, "--log-dir", str(log_dir),
+    )  # fmt: skip
+    [log] = merged_logs(log_dir)
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    score = sample.scores["paperbench_scorer"]
+    assert score.value["normalized"] == 1.0
+    # the agent's sample asked for no GPU; its reproduction did, and ran where one is
+    [agent_run] = attempts(log_dir)["tail-averaged-sgd"]
+    reproduction = score.metadata["reproduction"]
+    assert reproduction["exit_code"] == 0
+    assert nodes["gpu"] in reproduction["ran_on"]
+    assert agent_run["resources"] == "1 CPU, 1.5 GiB"

@@ -23,6 +23,7 @@ from inspect_ai.model import ModelCost
 
 from labcoat._run._costs import register_prices
 from labcoat._run._ray._plan import SampleJob, family_task
+from labcoat.grading import Reservation, sample_reservation
 
 ATTEMPT_SUFFIX = ".attempt"
 RAY_METADATA = "labcoat_ray"
@@ -107,8 +108,8 @@ def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
         spec.sandbox,
         spec.task_args.get(job.family, {}),
     )
-    slots = _slots.cluster_slots(spec, node["node_id"])
-    with slots:
+    held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
+    with _slots.cluster_slots(spec, node["node_id"]), sample_reservation(held):
         [log] = inspect_eval(
             task,
             model=spec.model,
