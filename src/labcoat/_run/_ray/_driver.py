@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.log import EvalLog
+from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import ModelCost
 
 from labcoat._errors import LabcoatError
@@ -46,15 +46,30 @@ class RayRun:
     failures: dict[tuple[str, str, int], str] = field(default_factory=dict)
     resumed: int = 0
     logs: list[EvalLog] = field(default_factory=list)
+    samples: dict[str, EvalSample] = field(default_factory=dict)
+    """Merged samples by their attempt log, so a merge reads each log once."""
 
     @property
     def eval_set_id(self) -> str:
         return "ray-" + "-".join(sorted(g.task_id[:6] for g in self.groups))
 
     def merge(self, group: Group, *, final: bool) -> EvalLog | None:
-        states = [read_shard(job) for job in group.jobs]
+        # a finished shard never changes: read again only what may have
+        states = [
+            self.states[job.key]
+            if job.key in self.states and self.states[job.key].finished
+            else read_shard(job)
+            for job in group.jobs
+        ]
         self.states.update((s.job.key, s) for s in states)
-        log = merge_group(group, states, self.failures, final=final, eval_set_id=self.eval_set_id)
+        log = merge_group(
+            group,
+            states,
+            self.failures,
+            final=final,
+            eval_set_id=self.eval_set_id,
+            cache=self.samples,
+        )
         if log is not None:
             write_merged(log, group.location)
             log.location = group.location

@@ -112,14 +112,16 @@ def read_shard(job: SampleJob) -> ShardState:
     return state
 
 
-def _merged_sample(state: ShardState) -> EvalSample | None:
+def _merged_sample(state: ShardState, cache: dict[str, EvalSample]) -> EvalSample | None:
     chosen = state.chosen
     if chosen is None or chosen.log is None:
         return None
-    samples = read_eval_log(chosen.log).samples or []
-    if not samples:
-        return None
-    sample = samples[0]
+    sample = cache.get(chosen.log)
+    if sample is None:
+        samples = read_eval_log(chosen.log).samples or []
+        if not samples:
+            return None
+        sample = cache[chosen.log] = samples[0]
     retries = [
         EvalRetryError(message=a.reason(), traceback="", traceback_ansi="") for a in state.retried()
     ]
@@ -174,6 +176,7 @@ def merge_group(
     *,
     final: bool,
     eval_set_id: str,
+    cache: dict[str, EvalSample] | None = None,
 ) -> EvalLog | None:
     """The group's log from its shards; None while no attempt has a header to build on."""
     states = list(states)
@@ -189,7 +192,7 @@ def merge_group(
     errors: list[str] = []
     stats = EvalStats()
     for state in states:
-        sample = _merged_sample(state)
+        sample = _merged_sample(state, {} if cache is None else cache)
         if sample is None and state.job.key in failures:
             sample = _failed_sample(group, state.job, failures[state.job.key])
         if sample is None:

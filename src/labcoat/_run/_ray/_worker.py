@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai._util.file import file, filesystem
 from inspect_ai.model import ModelCost
@@ -82,6 +83,28 @@ def write_marker(shard_dir: str, attempt: dict[str, Any]) -> str:
     return location
 
 
+_TASKS: dict[str, Task] = {}
+TASK_CACHE_SIZE = 8
+
+
+def _task_for(spec: RunSpec, job: SampleJob) -> Task:
+    """The job's labcoat task, built once per worker process for the samples of one task
+    (a worker runs many samples; building costs a discovery of the task's files)."""
+    args = spec.task_args.get(job.family, {})
+    key = json.dumps(
+        [spec.target, job.family, job.entry_id, job.agent, spec.sandbox, args],
+        sort_keys=True,
+        default=str,
+    )
+    task = _TASKS.pop(key, None)
+    if task is None:
+        task = family_task(spec.target, job.family, [job.entry_id], job.agent, spec.sandbox, args)
+    _TASKS[key] = task  # most recent last
+    while len(_TASKS) > TASK_CACHE_SIZE:
+        del _TASKS[next(iter(_TASKS))]
+    return task
+
+
 def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
     """One attempt at one job, on whichever node Ray placed it."""
     from labcoat._run._ray import _slots
@@ -100,14 +123,7 @@ def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
     if spec.coordinator is not None:
         spec.coordinator.started.remote(job.key, node["node_id"], node["host"])
     register_prices(spec.prices)
-    task = family_task(
-        spec.target,
-        job.family,
-        [job.entry_id],
-        job.agent,
-        spec.sandbox,
-        spec.task_args.get(job.family, {}),
-    )
+    task = _task_for(spec, job)
     held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
     with _slots.cluster_slots(spec, node["node_id"]), sample_reservation(held):
         [log] = inspect_eval(
