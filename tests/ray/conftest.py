@@ -8,6 +8,7 @@ behaviour. The head holds no CPU: samples run only on the worker nodes.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -84,13 +85,20 @@ def start_cluster() -> tuple[Cluster, dict[str, str]]:
     return cluster, {"cpu": cpu.node_id, "gpu": gpu.node_id}
 
 
-@pytest.fixture(scope="module")
+def stop_cluster(cluster: Cluster) -> None:
+    """Stop every process of the cluster and remove its session folder (Ray's logs)."""
+    session = cluster.head_node.get_session_dir_path()
+    cluster.shutdown()
+    shutil.rmtree(session, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
 def cluster() -> Iterator[tuple[Cluster, dict[str, str]]]:
     started = start_cluster()
     try:
         yield started
     finally:
-        started[0].shutdown()
+        stop_cluster(started[0])
 
 
 def labcoat_command(*args: str) -> list[str]:

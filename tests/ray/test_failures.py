@@ -10,7 +10,14 @@ import time
 from pathlib import Path
 
 from _logs import attempts, merged_logs
-from conftest import GIB, OBJECT_STORE, labcoat_command, run_labcoat, start_cluster
+from conftest import (
+    GIB,
+    OBJECT_STORE,
+    labcoat_command,
+    run_labcoat,
+    start_cluster,
+    stop_cluster,
+)
 
 from labcoat.analysis import read_runs
 
@@ -59,7 +66,7 @@ def test_a_node_lost_mid_sample_is_retried_elsewhere(toy_suite: Path, tmp_path: 
         out, _ = launcher.communicate(timeout=240)
         assert launcher.returncode == 0, out[-4000:]
     finally:
-        cluster.shutdown()
+        stop_cluster(cluster)
     [log] = merged_logs(log_dir)
     assert log.status == "success", log.error
     slow = next(s for s in log.samples if s.id == "toy/slow")

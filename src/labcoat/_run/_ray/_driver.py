@@ -76,6 +76,17 @@ class RayRun:
         return log
 
 
+HEAD_RESOURCE = "node:__internal_head__"
+
+
+def _on_head(ray: Any) -> dict[str, Any]:
+    """Ray options that keep the coordinator on the head node (whose loss ends the cluster
+    anyway), not on a worker node that may be lost mid-run."""
+    if ray.cluster_resources().get(HEAD_RESOURCE):
+        return {"resources": {HEAD_RESOURCE: 0.001}}
+    return {}
+
+
 def _fits(job: SampleJob, capacities: list[dict[str, float]]) -> bool:
     need = job.resources.ray_options()
     names = {"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"}
@@ -113,13 +124,14 @@ def run_on_ray(
     run.resumed = sum(len(g.jobs) for g in groups) - len(todo)
     if not todo:  # everything finished at an earlier launch: only the merge is left
         run.logs = [log for g in groups if (log := run.merge(g, final=True)) is not None]
+        Progress(run, enabled=options.display != "none").start(0)
         return all(log.status == "success" for log in run.logs), collect_results(run.logs)
     ray = connect(options.ray)
     models = {model, *(options.model_roles or {}).values()} - {"none/none"}
     connections = getattr(options, "max_connections", None) or DEFAULT_MAX_CONNECTIONS
     coordinator = (
         ray.remote(Coordinator)
-        .options(num_cpus=0, max_concurrency=10_000)
+        .options(num_cpus=0, max_concurrency=10_000, max_restarts=-1, **_on_head(ray))
         .remote({m: connections for m in models})
     )
     spec = RunSpec(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections import Counter
@@ -41,9 +42,10 @@ class Progress:
         if not self._enabled:
             return
         if self._run.resumed:
+            rest = "nothing left to run" if self._run.resumed == self._total else "running the rest"
             self._console.print(
                 f"ray: {self._run.resumed} of {self._total} sample(s) already finished "
-                "in this log dir; running the rest"
+                f"in this log dir; {rest}"
             )
         for key, reason in self._run.failures.items():
             self._console.print(f"ray: {key[1]} (epoch {key[2]}): {reason}")
@@ -88,10 +90,12 @@ class Progress:
 
         now = time.monotonic()
         if now - self._last_board > 1.0:
-            self._board, self._slots = ray.get(
-                [coordinator.board.remote(), coordinator.slots.remote()]
-            )
             self._last_board = now
+            # the coordinator restarting: keep the last view
+            with contextlib.suppress(Exception):
+                self._board, self._slots = ray.get(
+                    [coordinator.board.remote(), coordinator.slots.remote()], timeout=5
+                )
         self._running.clear()
         self._queued.clear()
         self._hosts.clear()
