@@ -26,7 +26,7 @@ class TaskFamily:
 
     @staticmethod
     def get_tasks():
-        return {name: {"name": name} for name in ("cpu", "gpu", "bigmem", "slow")}
+        return {name: {"name": name} for name in ("cpu", "gpu", "bigmem", "slow", "twogpu")}
 
     @staticmethod
     def get_instructions(t):
@@ -59,6 +59,11 @@ tasks:
     score: {start: 0.0, reference: 1.0, higher_is_better: true, final: last}
     resources: {cpus: 1, memory_gb: 1, gpus: 1}
     oracle: {submission: "1", run: "sleep 8"}
+  twogpu:
+    title: Needs two GPUs (no node here has them)
+    score: {start: 0.0, reference: 1.0, higher_is_better: true, final: last}
+    resources: {cpus: 1, memory_gb: 1, gpus: 2}
+    oracle: {submission: "1"}
 """
 
 
@@ -105,7 +110,9 @@ def labcoat_command(*args: str) -> list[str]:
     return [str(Path(sys.executable).parent / "labcoat"), *args]
 
 
-def run_labcoat(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> str:
+def run_labcoat(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300, expect: int = 0
+) -> str:
     """`labcoat ARGS` as a user runs it (its own process, so Ray sees a new driver)."""
     result = subprocess.run(
         labcoat_command(*args),
@@ -115,5 +122,5 @@ def run_labcoat(*args: str, env: dict[str, str] | None = None, timeout: float = 
         timeout=timeout,
     )
     out = result.stdout + result.stderr
-    assert result.returncode == 0, out[-4000:]
+    assert result.returncode == expect, out[-4000:]
     return out

@@ -67,3 +67,23 @@ def test_a_reproduction_needing_a_gpu_is_its_own_ray_task_on_the_gpu_node(
     assert reproduction["exit_code"] == 0
     assert nodes["gpu"] in reproduction["ran_on"]
     assert agent_run["resources"] == "1 CPU, 1.5 GiB"
+
+
+def test_a_sample_no_node_can_hold_is_an_error_with_its_reason(
+    cluster, toy_suite: Path, tmp_path: Path
+) -> None:
+    ray_cluster, _ = cluster
+    log_dir = tmp_path / "logs"
+    out = run_labcoat(
+        "eval", str(toy_suite), "--agent", "oracle", "--task", "toy/cpu",
+        "--task", "toy/twogpu", "--ray", ray_cluster.address, "--log-dir", str(log_dir),
+        expect=1,
+    )  # fmt: skip
+    [log] = merged_logs(log_dir)
+    assert log.status == "error"
+    by_id = {str(s.id): s for s in log.samples}
+    assert by_id["toy/cpu"].error is None
+    error = by_id["toy/twogpu"].error
+    assert error is not None and "no node of the cluster has 1 CPU, 1 GiB, 2 GPU" in error.message
+    assert "toy/twogpu" not in attempts(log_dir)  # never submitted
+    assert "no node of the cluster" in out

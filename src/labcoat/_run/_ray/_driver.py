@@ -13,10 +13,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import click
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import ModelCost
 
-from labcoat._errors import LabcoatError
 from labcoat._run._ray._cluster import connect, node_capacities
 from labcoat._run._ray._coordinator import Coordinator
 from labcoat._run._ray._merge import ShardState, merge_group, read_shard, write_merged
@@ -157,14 +157,16 @@ def run_on_ray(
     finally:
         progress.stop()
     run.logs = [log for g in groups if (log := run.merge(g, final=True)) is not None]
-    missing = [g for g in groups if not any(log.location == g.location for log in run.logs)]
-    if missing:
-        raise LabcoatError(
-            f"{missing[0].title}: no sample started, so no log was written: "
-            + "; ".join(sorted(set(run.failures.values()))[:3])
-        )
     progress.summary()
-    success = all(log.status == "success" for log in run.logs)
+    unlogged = [g for g in groups if not any(log.location == g.location for log in run.logs)]
+    for group in unlogged:  # not one sample got as far as Inspect: say why, loudly
+        reasons = {run.failures[j.key] for j in group.jobs if j.key in run.failures}
+        click.echo(
+            f"labcoat: {group.title}: no sample started, so no log was written: "
+            + "; ".join(sorted(reasons)[:3]),
+            err=True,
+        )
+    success = not unlogged and all(log.status == "success" for log in run.logs)
     return success, collect_results(run.logs)
 
 
