@@ -33,6 +33,8 @@ def test_samples_run_where_their_declared_resources_are(
     assert placed["toy/bigmem"] == nodes["cpu"]
     assert set(placed.values()) <= set(nodes.values())  # never the head (no CPU)
     assert "1.000" in out  # the results table
+    # progress while it ran (one line per finished sample when not on a terminal)
+    assert out.count("(epoch 1): success on ") == 3 and "[3/3] rebench/oracle" in out
 
     # the report reads the Ray run exactly as it reads the same run done locally
     local_dir = tmp_path / "local"

@@ -109,6 +109,9 @@ def test_a_killed_launcher_resumes_with_nothing_lost_or_run_twice(cluster, tmp_p
     assert log.status == "success", log.error
     keys = sorted((str(s.id), s.epoch) for s in log.samples)
     assert len(keys) == 14 and len(set(keys)) == 14  # 7 snippets x 2 epochs, each once
+    # as a local run with --epochs 2 records it: two epochs, reduced to one value a snippet
+    assert log.eval.config.epochs == 2 and log.eval.dataset.samples == 7
+    assert log.reductions is not None and len(log.reductions[0].samples) == 7
     for shard, files in done_before.items():  # finished before the kill: never run again
         assert sorted(q.name for q in (next(log_dir.glob("*.shards")) / shard).iterdir()) == files
     runs = read_runs(log_dir)

@@ -31,4 +31,4 @@ def test_validate_mini_on_a_cluster(cluster, tmp_path: Path) -> None:
     assert not failed, (failed, result.stderr[-3000:])
     for v in verdicts:
         for agent in ("oracle", "noop"):
-            assert v[agent]["runs"] == 1 and v[agent]["errors"] == 0, v
+            assert v[agent]["runs"] >= 1 and v[agent]["errors"] == 0, v
