@@ -111,7 +111,11 @@ def labcoat_command(*args: str) -> list[str]:
 
 
 def run_labcoat(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 300, expect: int = 0
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+    expect: int = 0,
+    cwd: Path | None = None,
 ) -> str:
     """`labcoat ARGS` as a user runs it (its own process, so Ray sees a new driver)."""
     result = subprocess.run(
@@ -120,6 +124,7 @@ def run_labcoat(
         capture_output=True,
         text=True,
         timeout=timeout,
+        cwd=cwd,
     )
     out = result.stdout + result.stderr
     assert result.returncode == expect, out[-4000:]

@@ -89,3 +89,15 @@ def test_a_sample_no_node_can_hold_is_an_error_with_its_reason(
     assert error is not None and "no node of the cluster has 1 CPU, 1 GiB, 2 GPU" in error.message
     assert "toy/twogpu" not in attempts(log_dir)  # never submitted
     assert "no node of the cluster" in out
+
+
+def test_relative_paths_mean_the_launchers_directory(cluster, toy_suite: Path) -> None:
+    ray_cluster, _ = cluster
+    where = toy_suite.parent
+    run_labcoat(
+        "eval", toy_suite.name, "--agent", "noop", "--task", "toy/cpu",
+        "--ray", ray_cluster.address, "--log-dir", "relative-logs", cwd=where,
+    )  # fmt: skip
+    [log] = merged_logs(where / "relative-logs")
+    assert log.status == "success" and len(log.samples) == 1
+    assert len(attempts(where / "relative-logs")["toy/cpu"]) == 1

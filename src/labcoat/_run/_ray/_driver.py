@@ -8,6 +8,7 @@ merges: killing it loses nothing a node has logged, and the same command resumes
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from labcoat._run._ray._progress import Progress
 from labcoat._run._ray._worker import AttemptOutcome, RunSpec, run_sample
 from labcoat._run._results import TaskResult, collect_results
 from labcoat.families import TaskEntry
+from labcoat.suites import BUNDLED, resolve_target
 
 MAX_RETRIES = 2
 """Further attempts when a node or worker is lost, or a listed exception is raised."""
@@ -106,13 +108,17 @@ def run_on_ray(
     """`labcoat eval/validate --ray`: the same run as `run_entries`, spread over Ray."""
     model = options.model or "none/none"
     epochs = options.epochs or 1
+    # nodes do not share the launcher's working directory: local paths travel absolute
+    if target not in BUNDLED:
+        target = str(resolve_target(target))
+    log_dir = options.log_dir if "://" in options.log_dir else os.path.abspath(options.log_dir)
     groups = plan_groups(
         target,
         entries,
         options.agents,
         sandbox=options.sandbox,
         task_args=options.task_args or {},
-        log_dir=options.log_dir,
+        log_dir=log_dir,
         epochs=epochs,
         identity={"model": model, "roles": options.model_roles or {}, "limits": limits},
     )
