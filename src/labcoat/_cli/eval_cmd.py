@@ -46,7 +46,8 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV
     "--max-connections",
     type=int,
     metavar="N",
-    help="Connections to each model at once (with --ray: across the whole cluster; default 10).",
+    help="Connections to each model at once (default: Inspect's); with --ray, across the "
+    "whole cluster (default 10).",
 )
 @click.option(
     "-T",
