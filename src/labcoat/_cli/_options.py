@@ -37,7 +37,26 @@ def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--max-samples", type=int, metavar="N", help="Samples run at once (default: Inspect's)."
     )(fn)
+    fn = click.option(
+        "--ray",
+        "ray_address",
+        is_flag=False,
+        flag_value="local",
+        default=None,
+        metavar="[ADDRESS]",
+        help="Run every sample as a Ray task: on the cluster at ADDRESS (HOST:PORT, "
+        "ray://HOST:PORT, auto), or a local Ray instance without one. See docs/scale.md.",
+    )(fn)
     return fn
+
+
+def ray_address(value: str | None) -> str | None:
+    """The checked `--ray` value (None: run locally, without Ray)."""
+    if value is None:
+        return None
+    from labcoat._run._ray._cluster import check_address
+
+    return check_address(value)
 
 
 def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:

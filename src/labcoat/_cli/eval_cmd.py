@@ -15,6 +15,7 @@ from labcoat._cli._options import (
     run_options,
     selection_options,
 )
+from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._tables import print_results
 from labcoat._run._execute import RunOptions, run_entries
 from labcoat._run._tasks import default_log_dir, selected_entries
@@ -42,6 +43,13 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV
 )
 @click.option("--epochs", type=int, metavar="N", help="Runs per task.")
 @click.option(
+    "--max-connections",
+    type=int,
+    metavar="N",
+    help="Connections to each model at once (default: Inspect's); with --ray, across the "
+    "whole cluster (default 10).",
+)
+@click.option(
     "-T",
     "--task-arg",
     "task_arg",
@@ -65,10 +73,12 @@ def command(
     model: str | None,
     model_roles: tuple[str, ...],
     epochs: int | None,
+    max_connections: int | None,
     task_arg: tuple[str, ...],
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
+    ray_address: str | None,
     time_limit: int | None,
     working_limit: int | None,
     token_limit: int | None,
@@ -106,6 +116,8 @@ def command(
         model_timeout=model_timeout,
         task_args=family_args,
         model_roles=parse_model_roles(model_roles),
+        ray=ray_address_of(ray_address),
+        max_connections=max_connections,
     )
     success, results = run_entries(target, entries, options)
     if as_json:

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import click
 
+from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._options import run_options, selection_options
 from labcoat._cli._tables import print_verdicts
 from labcoat._run._execute import RunOptions, run_entries
@@ -28,6 +29,7 @@ def command(
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
+    ray_address: str | None,
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
@@ -39,6 +41,7 @@ def command(
         log_dir=log_dir or f"{default_log_dir('validate', target)}-{stamp}",
         max_samples=max_samples,
         display="none" if as_json else None,
+        ray=ray_address_of(ray_address),
     )
     # tasks that time code run after the rest, one sample at a time, so the harness's
     # own work on other samples doesn't land in their measurements

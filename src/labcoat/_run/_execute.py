@@ -33,6 +33,10 @@ class RunOptions:
     model_roles: dict[str, str] | None = None
     model_timeout: int | None = None
     """Seconds per model-call attempt (Inspect's `attempt_timeout`); a hung call is retried."""
+    ray: str | None = None
+    """Run on Ray: `local` (a local instance) or a cluster's address (docs/scale.md)."""
+    max_connections: int | None = None
+    """Connections to each model at once (with `ray`: across the whole cluster)."""
 
 
 def run_entries(
@@ -58,6 +62,11 @@ def run_entries(
     ]
     if not runnable:
         return False, not_run
+    if options.ray is not None:
+        from labcoat._run._ray import run_on_ray
+
+        success, results = run_on_ray(target, runnable, options, limits=limits, prices=prices)
+        return success and not broken, results + not_run
     tasks = []
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
@@ -69,6 +78,7 @@ def run_entries(
         max_samples=options.max_samples,
         max_tasks=options.max_tasks,
         model_roles=options.model_roles or None,
+        max_connections=options.max_connections,
         display=options.display,  # type: ignore[arg-type]
         retry_attempts=0,
         retry_immediate=False,

@@ -39,6 +39,10 @@ def _is_file(source: str) -> bool:
     return source.endswith(LOG_SUFFIXES) and not source.endswith("logs.json")
 
 
+SHARDS_SUFFIX = ".shards"
+"""`<name>.shards/<k>/` beside `<name>.eval`: the per-sample logs of a distributed run
+(`--ray`), already merged into `<name>.eval`, so never read twice."""
+
 LogFile = tuple[str, str, int | None]
 """(location, name relative to the root, size in bytes when known)."""
 
@@ -56,6 +60,8 @@ def log_files(source: str | Path) -> tuple[str, list[LogFile]]:
         name = unquote(info.name)
         prefix = unquote(root) + "/"
         rel = name[len(prefix) :] if name.startswith(prefix) else name.rsplit("/", 1)[-1]
+        if any(part.endswith(SHARDS_SUFFIX) for part in rel.split("/")[:-1]):
+            continue
         out.append((info.name, rel, info.size))
     return root, sorted(out, key=lambda pair: pair[1])
 

@@ -5,6 +5,15 @@ fresh bwrap sandboxes on the host that see the agent's workspace read-only. The 
 own sandbox never holds them.
 """
 
+from labcoat.grading._placement import (
+    Reservation,
+    grader_placement,
+    pack_tree,
+    run_placed,
+    sample_reservation,
+    unpack_tree,
+    where_am_i,
+)
 from labcoat.grading._sessions import exclusive_machine, grader_session
 from labcoat.grading._workspace import (
     agent_workspace,
@@ -14,10 +23,17 @@ from labcoat.grading._workspace import (
 )
 
 __all__ = [
+    "Reservation",
     "agent_workspace",
     "copy_into_sandbox",
     "exclusive_machine",
+    "grader_placement",
     "grader_session",
     "network_attempts",
+    "pack_tree",
+    "run_placed",
+    "sample_reservation",
     "stop_agent_processes",
+    "unpack_tree",
+    "where_am_i",
 ]

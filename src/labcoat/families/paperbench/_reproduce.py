@@ -11,10 +11,15 @@ A run is retried only when the infrastructure failed (the sandbox did not start 
 under it); a failing, short or timed-out run is the submission's result and is kept. When
 every attempt fails for infrastructure reasons, `ReproductionError` is raised: the sample is
 an error, not a zero.
+
+Under `labcoat eval --ray`, a reproduction that asks for GPUs the sample's Ray task does not
+hold runs as its own Ray task on a node that has them (`reproduce_placed`, see
+`labcoat.grading.grader_placement`); the record says where it ran.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 import time
@@ -27,6 +32,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxUnavailableError
 
+import labcoat.grading as grading
 from labcoat._errors import LabcoatError
 from labcoat.families.paperbench._evidence import REPRODUCE_LOG, REPRODUCE_SH
 from labcoat.families.paperbench._judge import Reproduction
@@ -69,6 +75,8 @@ class ReproductionRecord:
     timeout_s: float
     infra_failures: tuple[str, ...] = ()
     note: str | None = None
+    ran_on: str | None = None
+    """`host (Ray node id)` when the reproduction ran as its own Ray task."""
 
     def reproduction(self) -> Reproduction:
         """The core's view of the run (what judges receive)."""
@@ -99,6 +107,7 @@ class ReproductionRecord:
             "attempts": len(self.infra_failures) + 1,
             "infra_failures": list(self.infra_failures),
             "note": self.note,
+            "ran_on": self.ran_on,
         }
 
 
@@ -120,6 +129,7 @@ class ReproductionSettings:
     retries: int = 2
     network: bool = False
     blocklist: dict[str, list[str]] | None = None
+    gpus: int = 0
     session_factory: SessionFactory = grader_session
 
 
@@ -171,6 +181,42 @@ async def reproduce(
         yield record, executed
 
 
+@asynccontextmanager
+async def reproduce_placed(
+    submission: Path, settings: ReproductionSettings
+) -> AsyncIterator[tuple[ReproductionRecord, Path]]:
+    """`reproduce`, as its own Ray task when it needs GPUs this sample's Ray task lacks."""
+    options = grading.grader_placement(settings.gpus)
+    if options is None:
+        async with reproduce(submission, settings) as done:
+            yield done
+        return
+    tree = await anyio.to_thread.run_sync(grading.pack_tree, submission)
+    record, executed_tree = await grading.run_placed(
+        _reproduce_here, tree, settings, options=options
+    )
+    with tempfile.TemporaryDirectory(prefix="labcoat-reproduction-") as tmp:
+        executed = Path(tmp) / "submission"
+        await anyio.to_thread.run_sync(grading.unpack_tree, executed_tree, executed)
+        yield record, executed
+
+
+def _reproduce_here(
+    tree: bytes, settings: ReproductionSettings
+) -> tuple[ReproductionRecord, bytes]:
+    """The reproduction's Ray task: unpack the submission, reproduce, pack the result."""
+
+    async def run() -> tuple[ReproductionRecord, bytes]:
+        with tempfile.TemporaryDirectory(prefix="labcoat-submission-") as tmp:
+            submission = Path(tmp) / "submission"
+            grading.unpack_tree(tree, submission)
+            async with reproduce(submission, settings) as (record, executed):
+                placed = dataclasses.replace(record, ran_on=grading.where_am_i())
+                return placed, grading.pack_tree(executed)
+
+    return anyio.run(run)
+
+
 def _fresh_copy(source: Path, target: Path) -> None:
     if target.exists():
         shutil.rmtree(target)
@@ -198,6 +244,7 @@ async def _run_once(executed: Path, settings: ReproductionSettings) -> _Run:
         workdir=SUBMISSION_DIR,
         network=settings.network,
         blocklist=settings.blocklist,
+        gpus=settings.gpus > 0,
     ) as session:
         user = "agent" if "root" in session.users else None
         # the sandbox's clock stamps the outputs' mtimes: read the start time from it

@@ -31,7 +31,7 @@ from labcoat.families.paperbench._judge import Judge, JudgeInput, JudgeResult, M
 from labcoat.families.paperbench._judges import make_judge
 from labcoat.families.paperbench._layout import SUBMISSION_DIR
 from labcoat.families.paperbench._papers import Paper, load_paper
-from labcoat.families.paperbench._reproduce import ReproductionSettings, reproduce
+from labcoat.families.paperbench._reproduce import ReproductionSettings, reproduce_placed
 from labcoat.families.paperbench._rubric import (
     TASK_CATEGORIES,
     RubricNode,
@@ -65,6 +65,7 @@ class SampleSpec:
     reproduce_retries: int
     network: bool = False
     blocklist: dict[str, list[str]] | None = None
+    reproduce_gpus: int = 0
 
     @classmethod
     def of(cls, metadata: dict[str, Any]) -> SampleSpec:
@@ -174,12 +175,15 @@ def paperbench_scorer():
             retries=spec.reproduce_retries,
             network=spec.network,
             blocklist=spec.blocklist,
+            gpus=spec.reproduce_gpus,
         )
         record = None
         async with agent_workspace(SUBMISSION_DIR) as submission, AsyncExitStack() as stack:
             executed = None
             if not spec.code_dev:
-                record, executed = await stack.enter_async_context(reproduce(submission, settings))
+                record, executed = await stack.enter_async_context(
+                    reproduce_placed(submission, settings)
+                )
                 transcript().info({"reproduction": record.to_json()}, source="labcoat.paperbench")
             judge = await stack.enter_async_context(judge_for(spec, submission, executed))
             result: JudgeResult = await judge.judge(

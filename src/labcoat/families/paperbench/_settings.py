@@ -6,6 +6,7 @@ task:
   reproduce_timeout_minutes: 10    # reproduce.sh's time limit
   requirements: [numpy]            # Python packages in the agent's and the graders' sandboxes
   memory_gb: 4
+  reproduce_gpus: 1                # GPUs of the reproduction's sandbox (a Ray run places it)
 ```
 
 Every field is optional; the task's arguments override them, and labcoat's defaults fill the
@@ -36,6 +37,7 @@ class PaperSettings(BaseModel):
     reproduce_timeout_minutes: float | None = Field(default=None, gt=0)
     requirements: tuple[str, ...] | None = None
     memory_gb: float | None = Field(default=None, gt=0)
+    reproduce_gpus: int | None = Field(default=None, ge=0)
 
 
 def load_settings(paper: Paper) -> PaperSettings:

@@ -59,6 +59,7 @@ def _sample(paper: Paper, options: dict[str, Any]) -> Sample:
     )
     memory_mb = int(_first(options["memory_gb"], settings.memory_gb, DEFAULT_MEMORY_GB) * 1024)
     network = bool(options["network"])
+    reproduce_gpus = int(_first(options["reproduce_gpus"], settings.reproduce_gpus, 0))
     blocklist = {"urls": list(paper.blacklist), "patterns": []}
     spec = SampleSpec(
         paper_dir=str(paper.path),
@@ -73,6 +74,7 @@ def _sample(paper: Paper, options: dict[str, Any]) -> Sample:
         reproduce_retries=options["reproduce_retries"],
         network=network,
         blocklist=blocklist,
+        reproduce_gpus=reproduce_gpus,
     )
     config = BwrapConfig(
         workdir=SUBMISSION_DIR,
@@ -170,6 +172,7 @@ def paperbench(
     requirements: str | list[str] | None = None,
     memory_gb: float | None = None,
     reproduce_retries: int = 2,
+    reproduce_gpus: int | None = None,
 ) -> Task:
     """PaperBench: replicate a paper into a repo with reproduce.sh; a judge grades the rubric.
 
@@ -194,6 +197,8 @@ def paperbench(
         requirements: Python packages in the sandboxes (default: the paper's, else numpy).
         memory_gb: memory of each sandbox (default: the paper's, else 4).
         reproduce_retries: re-runs of reproduce.sh after an infrastructure failure only.
+        reproduce_gpus: GPUs for the reproduction (default: the paper's, else none); under
+            `--ray` a reproduction needing GPUs the agent's sample lacks is its own Ray task.
     """
     if sandbox == "local":
         raise LabcoatError("paperbench needs /home/agent and separate grader sandboxes: use bwrap")
@@ -223,6 +228,7 @@ def paperbench(
         requirements=[requirements] if isinstance(requirements, str) else requirements,
         memory_gb=memory_gb,
         reproduce_retries=reproduce_retries,
+        reproduce_gpus=reproduce_gpus,
     )
     samples = [_sample(load_paper(e.path), options) for e in entries]
     return Task(

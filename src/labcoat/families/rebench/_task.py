@@ -88,6 +88,8 @@ async def _samples(entries: list[TaskEntry], sandbox_kind: str) -> list[Sample]:
             "task_id": entry.id,
             "title": entry.title,
             "time_limit_minutes": spec.time_limit_minutes if spec else None,
+            # what the sample reserves where it runs (a Ray run places it by these)
+            "resources": resources.model_dump() if resources else None,
             "rebench": {
                 "family_dir": str(family.path),
                 "task": task_name,

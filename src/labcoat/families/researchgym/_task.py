@@ -97,6 +97,8 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         "task_id": folder.name,
         "title": folder.title,
         "time_limit_minutes": time_limit,
+        # what the sample reserves where it runs (a Ray run places it by these)
+        "resources": sidecar.resources.model_dump() if sidecar else None,
         # read by the research agent: web search only with network, filtered by this list
         "network": network,
         "blocklist": folder.blocklist.to_json(),

@@ -1,0 +1,112 @@
+"""What `--ray` costs and what a second node buys, on this machine.
+
+Runs the same samples (by default every ResearchCodeBench snippet of `mini` with the
+oracle: real sandboxes and graders, 24 samples) three ways, each into a fresh log dir:
+
+1. locally, one sample at a time (`labcoat eval ... --max-samples 1`);
+2. with `--ray` on a local Ray cluster of one node with one CPU (so also one at a time);
+3. with `--ray` on a local Ray cluster of two nodes with one CPU each.
+
+Each run is the `labcoat` command in its own process, timed from start to exit. The
+clusters are started before the clock starts (as a real cluster is already up). Prints
+the wall times, the Ray launcher's fixed cost (a run whose samples are all finished:
+connect, plan, merge), `overhead_per_sample_s` = (2 - 1) / samples, and `speedup_2_nodes`
+= 2 / 3.
+
+    python bench/ray_scale.py [--family researchcodebench] [--task ID ...] [--agent oracle]
+                              [--epochs N] [--repeat 1]
+
+Light samples (the default: a fraction of a second each) show the overhead; heavier ones
+show the speed-up, e.g. `--family researchgym --epochs 2` (four samples of ~10 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ray.cluster_utils import Cluster
+
+GIB = 1024**3
+STORE = 100 * 1024**2
+
+
+def labcoat(*args: str) -> float:
+    """Seconds `labcoat ARGS` took; fails loudly if it failed."""
+    command = [str(Path(sys.executable).parent / "labcoat"), *args]
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{(result.stdout + result.stderr)[-3000:]}")
+    return seconds
+
+
+def cluster(nodes: int) -> Cluster:
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": STORE})
+    for _ in range(nodes):
+        c.add_node(num_cpus=1, memory=6 * GIB, object_store_memory=STORE)
+    c.wait_for_nodes()
+    return c
+
+
+def samples_in(log_dir: Path) -> int:
+    from inspect_ai.log import read_eval_log
+
+    return sum(len(read_eval_log(str(p)).samples or []) for p in log_dir.glob("*.eval"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--target", default="mini")
+    parser.add_argument("--family", default="researchcodebench")
+    parser.add_argument("--task", action="append", default=[])
+    parser.add_argument("--agent", default="oracle")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    selection = [args.target, "--family", args.family, "--agent", args.agent]
+    selection += ["--epochs", str(args.epochs)]
+    for task in args.task:
+        selection += ["--task", task]
+    local_s, ray1_s, ray2_s, fixed_s = [], [], [], []
+    samples = 0
+    with tempfile.TemporaryDirectory(prefix="labcoat-ray-bench-") as tmp:
+        for round_ in range(args.repeat):
+            base = Path(tmp) / str(round_)
+            local_dir = base / "local"
+            local_s.append(
+                labcoat("eval", *selection, "--max-samples", "1", "--log-dir", str(local_dir))
+            )
+            samples = samples_in(local_dir)
+            for nodes, times in ((1, ray1_s), (2, ray2_s)):
+                c = cluster(nodes)
+                try:
+                    log_dir = base / f"ray{nodes}"
+                    run = ("eval", *selection, "--ray", c.address, "--log-dir", str(log_dir))
+                    times.append(labcoat(*run))
+                    assert samples_in(log_dir) == samples, "the Ray run lost samples"
+                    if nodes == 1:  # everything finished: what's left is the launcher's own cost
+                        fixed_s.append(labcoat(*run))
+                finally:
+                    c.shutdown()
+    local, ray1, ray2, fixed = (statistics.median(x) for x in (local_s, ray1_s, ray2_s, fixed_s))
+    what = f"{args.family} {' '.join(args.task)}".strip()
+    print(f"samples={samples} ({what}, {args.agent} agent, {args.epochs} epoch(s), {args.target})")
+    print(f"cpus_on_this_machine={os.cpu_count()}")
+    print(f"local_one_at_a_time_s={local:.1f}")
+    print(f"ray_1_node_1_cpu_s={ray1:.1f}")
+    print(f"ray_2_nodes_1_cpu_each_s={ray2:.1f}")
+    print(f"ray_launcher_fixed_s={fixed:.1f}  (a re-run with every sample finished)")
+    print(f"overhead_per_sample_s={(ray1 - local) / samples:.2f}")
+    print(f"speedup_2_nodes={ray1 / ray2:.2f}")
+
+
+if __name__ == "__main__":
+    main()

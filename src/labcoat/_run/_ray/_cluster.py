@@ -1,0 +1,84 @@
+"""Connecting to Ray: a local instance or a cluster, with the model keys in the runtime env.
+
+Variables that configure model providers (`*_API_KEY`, `*_BASE_URL`, ...) reach the node
+processes through Ray's runtime env; they never reach a sandbox, because the bwrap sandbox
+passes no host variable it is not told to name.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import re
+from types import ModuleType
+from typing import Any
+
+from labcoat._errors import LabcoatError
+
+LOCAL = "local"
+NAMESPACE = "labcoat"
+# what providers read: keys, endpoints, organisations, API versions (openai-api/NAME too)
+FORWARDED = re.compile(
+    r"^[A-Z][A-Z0-9_]*_(API_KEY|API_TOKEN|BASE_URL|API_BASE|ORG_ID|ORGANIZATION|PROJECT"
+    r"|API_VERSION|REGION)$"
+)
+EXTRA_ENV = "LABCOAT_RAY_ENV"
+"""Comma-separated names of further variables to send to the nodes."""
+
+
+def require_ray() -> ModuleType:
+    try:
+        import ray
+    except ImportError:
+        raise LabcoatError(
+            "--ray needs Ray on this machine and every node: pip install 'labcoat[ray]'"
+        ) from None
+    return ray
+
+
+def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The launcher's variables that the node processes need to call models."""
+    environ = dict(os.environ if environ is None else environ)
+    extra = {n.strip() for n in environ.get(EXTRA_ENV, "").split(",") if n.strip()}
+    return {k: v for k, v in environ.items() if FORWARDED.match(k) or k in extra}
+
+
+def check_address(address: str) -> str:
+    """`local`, `auto`, `host:port` or `ray://host:port`; anything else is a usage error."""
+    if address in (LOCAL, "auto") or address.startswith("ray://"):
+        return address
+    host, sep, port = address.rpartition(":")
+    if sep and host and port.isdigit():
+        return address
+    raise LabcoatError(
+        f"--ray {address!r}: expected an address (HOST:PORT, ray://HOST:PORT or auto); "
+        "give TARGET before --ray when you mean a local Ray instance"
+    )
+
+
+def connect(address: str) -> ModuleType:
+    """Join the cluster at `address` (or start a local instance), once per process."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    kwargs: dict[str, Any] = {
+        "namespace": NAMESPACE,
+        "runtime_env": {"env_vars": forwarded_env()},
+        "log_to_driver": False,
+        "logging_level": logging.WARNING,
+    }
+    try:
+        if address == LOCAL:
+            ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", **kwargs)
+            atexit.register(ray.shutdown)
+        else:
+            ray.init(address=address, **kwargs)
+    except ConnectionError as ex:
+        raise LabcoatError(f"--ray {address}: cannot reach the Ray cluster ({ex})") from None
+    return ray
+
+
+def node_capacities(ray: ModuleType) -> list[dict[str, float]]:
+    """The resources of each alive node."""
+    return [dict(n["Resources"]) for n in ray.nodes() if n.get("Alive")]

@@ -1,0 +1,156 @@
+"""What runs on a node: one sample in one epoch, through Inspect's own `eval()`.
+
+The node builds the sample's labcoat task exactly as a local run would, runs Inspect on
+it with a sample-id filter, and writes the attempt's `.eval` log into the job's shard
+directory of the shared log dir. Before that it leaves an attempt marker there, so a
+node lost before Inspect writes anything still leaves the reason for its retry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai._util.file import file, filesystem
+from inspect_ai.model import ModelCost
+
+from labcoat._run._costs import register_prices
+from labcoat._run._ray._plan import SampleJob, family_task
+from labcoat.grading import Reservation, sample_reservation
+
+ATTEMPT_SUFFIX = ".attempt"
+RAY_METADATA = "labcoat_ray"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything a node needs to run a sample the way the launcher would."""
+
+    target: str
+    sandbox: str
+    model: str
+    model_roles: dict[str, str] | None = None
+    task_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    limits: dict[str, float | int] = field(default_factory=dict)
+    """Inspect's per-sample limits, e.g. {"time_limit": 3600}."""
+    prices: dict[str, ModelCost] = field(default_factory=dict)
+    max_connections: int | None = None
+    model_timeout: int | None = None
+    """Seconds per model-call attempt (Inspect's `attempt_timeout`)."""
+    coordinator: Any = None
+    """The run's coordinator actor (model slots, progress), or None."""
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """What the launcher learns when a job's attempt ends (the log has the rest)."""
+
+    key: tuple[str, str, int]
+    status: str
+    log: str | None
+    node_id: str
+    host: str
+    error: str | None
+    seconds: float
+
+
+def node_identity() -> dict[str, str]:
+    import ray
+
+    context = ray.get_runtime_context()
+    return {
+        "node_id": context.get_node_id(),
+        "node_ip": ray.util.get_node_ip_address(),
+        "host": socket.gethostname(),
+        "pid": str(os.getpid()),
+        "ray_task_id": context.get_task_id() or "",
+    }
+
+
+def write_marker(shard_dir: str, attempt: dict[str, Any]) -> str:
+    """`<shard>/<started>-<id>.attempt`: a JSON record of who started this attempt."""
+    filesystem(shard_dir).mkdir(shard_dir, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    location = f"{shard_dir}/{stamp}-{attempt['attempt']}{ATTEMPT_SUFFIX}"
+    with file(location, "w") as f:
+        f.write(json.dumps(attempt))
+    return location
+
+
+_TASKS: dict[str, Task] = {}
+TASK_CACHE_SIZE = 8
+
+
+def _task_for(spec: RunSpec, job: SampleJob) -> Task:
+    """The job's labcoat task, built once per worker process for the samples of one task
+    (a worker runs many samples; building costs a discovery of the task's files)."""
+    args = spec.task_args.get(job.family, {})
+    key = json.dumps(
+        [spec.target, job.family, job.entry_id, job.agent, spec.sandbox, args],
+        sort_keys=True,
+        default=str,
+    )
+    task = _TASKS.pop(key, None)
+    if task is None:
+        task = family_task(spec.target, job.family, [job.entry_id], job.agent, spec.sandbox, args)
+    _TASKS[key] = task  # most recent last
+    while len(_TASKS) > TASK_CACHE_SIZE:
+        del _TASKS[next(iter(_TASKS))]
+    return task
+
+
+def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
+    """One attempt at one job, on whichever node Ray placed it."""
+    from labcoat._run._ray import _slots
+
+    start = time.monotonic()
+    node = node_identity()
+    attempt = {
+        "attempt": uuid.uuid4().hex[:12],
+        "sample_id": str(job.sample_id),
+        "epoch": job.epoch,
+        "started": datetime.now(UTC).isoformat(),
+        "resources": job.resources.describe(),
+        **node,
+    }
+    write_marker(job.shard_dir, attempt)
+    if spec.coordinator is not None:
+        spec.coordinator.started.remote(job.key, node["node_id"], node["host"])
+    register_prices(spec.prices)
+    task = _task_for(spec, job)
+    held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
+    with _slots.cluster_slots(spec, node["node_id"]), sample_reservation(held):
+        [log] = inspect_eval(
+            task,
+            model=spec.model,
+            model_roles=spec.model_roles or None,  # type: ignore[arg-type]
+            sample_id=[job.sample_id],  # type: ignore[list-item]
+            epochs=1,
+            log_dir=job.shard_dir,
+            display="none",
+            log_level="warning",
+            ctl_server=False,
+            metadata={RAY_METADATA: attempt},
+            max_connections=spec.max_connections,
+            attempt_timeout=spec.model_timeout,
+            retry_on_error=0,
+            **spec.limits,  # type: ignore[arg-type]
+        )
+    error = log.error.message.strip().splitlines()[0][:500] if log.error else None
+    return AttemptOutcome(
+        key=job.key,
+        status=log.status,
+        log=log.location,
+        node_id=node["node_id"],
+        host=node["host"],
+        error=error,
+        seconds=time.monotonic() - start,
+    )
