@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from labcoat.families.paperbench import (
     MemoryCache,
     Paper,
     RandomJudge,
-    code_only,
     content_key,
     leaf_groups,
     load_rubric,
@@ -83,12 +83,25 @@ async def test_random_judge_is_seeded_per_leaf(tmp_path: Path) -> None:
     assert scores != [n.score for _, n in other.tree.leaves()]
     assert set(scores) == {0.0, 1.0}
     assert 0.35 < sum(scores) / len(scores) < 0.65  # 275 fair coins
-    # a leaf keeps its grade when the rubric is reduced (seeded by its address)
-    reduced = code_only(rubric)
-    assert reduced is not None
-    kept = await RandomJudge(seed=3).judge(inp(tmp_path, reduced))
-    by_origin = {n.origin: n.score for _, n in first.tree.leaves()}
-    assert all(by_origin[n.origin] == n.score for _, n in kept.tree.leaves())
+    # upstream's draws: randint(0, 1) per leaf, breadth first, from one generator
+    rng = random.Random(3)
+    drawn = {path: rng.randint(0, 1) for path in breadth_first(rubric)}
+    assert {p: n.score for p, n in first.tree.leaves()} == drawn
+    # a shared generator goes on from one paper to the next, as upstream's process-wide one
+    shared = random.Random(3)
+    one = await RandomJudge(seed=3, rng=shared).judge(inp(tmp_path, rubric))
+    two = await RandomJudge(seed=3, rng=shared).judge(inp(tmp_path, rubric))
+    assert [n.score for _, n in one.tree.leaves()] == scores
+    assert [n.score for _, n in two.tree.leaves()] != scores
+
+
+def breadth_first(rubric) -> list[tuple[int, ...]]:
+    """Leaf paths level by level, written out from the definition."""
+    level, out = [((), rubric)], []
+    while level:
+        out += [p for p, n in level if n.is_leaf]
+        level = [((*p, i), c) for p, n in level for i, c in enumerate(n.sub_tasks)]
+    return out
 
 
 async def test_random_judge_extremes(tmp_path: Path) -> None:

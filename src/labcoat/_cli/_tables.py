@@ -28,7 +28,7 @@ def print_results(results: list[TaskResult], title: str) -> None:
         table.add_row(
             r.task_id,
             r.family,
-            r.agent,
+            f"{r.agent} [{r.variant}]" if r.variant else r.agent,
             str(r.runs),
             str(r.errors),
             _fmt(r.raw_mean),

@@ -41,11 +41,25 @@ class Reproduction:
 
 
 @dataclass(frozen=True)
+class Rerun:
+    """`reproduce.sh` run again on a fresh copy with other environment variables (a changed
+    seed): the executed copy and its report. Results that do not change with the seed, or
+    that stop passing their checks, were not computed by the code."""
+
+    executed: FileView
+    reproduction: Reproduction
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class JudgeInput:
     """Everything a judge may look at for one paper attempt.
 
-    `rubric` is the tree to grade, already reduced (`code_only`) or reweighted
+    `rubric` is the tree to grade, already reduced (`code_dev`) or reweighted
     (`resources_provided`) as the run asks; `executed` is None when reproduction was skipped.
+    `code_dev` says the run is PaperBench Code-Dev: nothing was or will be executed, so a
+    judge must not ask for (or show) `reproduce.sh` and its log. `rerun` is a second
+    reproduction with a changed seed, when the harness made one (see the `check` judge).
     """
 
     paper: Paper
@@ -53,6 +67,8 @@ class JudgeInput:
     submission: FileView
     executed: FileView | None = None
     reproduction: Reproduction | None = None
+    code_dev: bool = False
+    rerun: Rerun | None = None
 
 
 @dataclass(frozen=True)

@@ -254,6 +254,15 @@ def code_only(node: N) -> N | None:
     return replace(node, sub_tasks=kept) if kept else None
 
 
+def code_dev(node: N) -> N:
+    """The rubric PaperBench Code-Dev grades: `code_only`, or, when no Code Development leaf
+    is left, the root alone as one Code Development leaf (as upstream does)."""
+    reduced = code_only(node)
+    if reduced is not None:
+        return reduced
+    return replace(node, sub_tasks=(), task_category=CODE_DEVELOPMENT)
+
+
 def resources_provided(node: N) -> N:
     """Zero the weight of every 'Dataset and Model Acquisition' leaf (resources given upfront)."""
     if node.is_leaf:

@@ -35,7 +35,7 @@ from labcoat.families.paperbench._reproduce import ReproductionSettings, reprodu
 from labcoat.families.paperbench._rubric import (
     TASK_CATEGORIES,
     RubricNode,
-    code_only,
+    code_dev,
     dotted_path,
     resources_provided,
 )
@@ -78,14 +78,9 @@ class SampleSpec:
 
 def rubric_for(paper: Paper, spec: SampleSpec) -> RubricNode:
     """The rubric this sample is graded on: Code-Dev's reduction, resources reweighting."""
-    rubric: RubricNode | None = paper.rubric
-    if spec.code_dev:
-        rubric = code_only(paper.rubric)
-        if rubric is None:
-            raise LabcoatError(f"{paper.id}: the rubric has no Code Development leaf (Code-Dev)")
+    rubric = code_dev(paper.rubric) if spec.code_dev else paper.rubric
     if spec.resources_provided:
         rubric = resources_provided(rubric)
-    assert rubric is not None
     return rubric
 
 
