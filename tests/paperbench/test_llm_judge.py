@@ -94,7 +94,7 @@ async def test_evidence_per_category(tmp_path: Path, repo: Path) -> None:
     await LLMJudge(stub.model(), cache=MemoryCache()).judge(judge_input(tmp_path, repo))
     by_category = {p.split("Category: ")[1].split(".")[0]: p for p in stub.grading_prompts()}
     dev = by_category["Code Development"]
-    assert "def step" in dev and "<reproduce.sh>" in dev and "<reproduce.log>" not in dev
+    assert "def step" in dev and "BEGIN: reproduce.sh>>>" in dev and "reproduce.log" not in dev
     assert "We average the tail of SGD" in dev  # the paper goes with every call
     execution = by_category["Code Execution"]
     assert "exited with code 0 after 3.5 s" in execution
@@ -134,7 +134,7 @@ async def test_files_are_chosen_once_per_category_when_they_do_not_fit(
     assert len(stub.selection_prompts()) == 2
     assert result.usage.calls == 2 + 3
     dev = next(p for p in stub.grading_prompts() if "Category: Code Development" in p)
-    assert '<file path="pkg/mod3.py">' in dev and '<file path="pkg/mod1.py">' not in dev
+    assert "BEGIN: file pkg/mod3.py>>>" in dev and "BEGIN: file pkg/mod1.py>>>" not in dev
     meta = result.tree.at((0, 0)).judge_metadata
     assert meta is not None and meta["files"] == ["pkg/mod3.py"] and meta["chosen_by"] == "model"
 
@@ -195,7 +195,8 @@ async def test_unreadable_answers_fail_the_leaves_and_judge_eval_counts_them(
 
     people = grade_tree(rubric, {(0,): LeafGrade(1.0), (1,): LeafGrade(1.0)})
     report = judge_eval([JudgeEvalCase("toy", truth, people, result.usage)])
-    assert report.overall.failed == 1 and report.overall.fn == 1 and report.overall.tp == 1
+    assert report.overall.failed == 1 and report.overall.failed_pos == 1
+    assert report.overall.tp == 1 and report.overall.strict().fn == 1
 
 
 async def test_large_groups_are_cut_into_chunks(tmp_path: Path, repo: Path) -> None:

@@ -181,7 +181,7 @@ def test_a_judge_that_cannot_grade_is_a_sample_error_not_a_zero(tmp_path: Path) 
 
 
 def test_task_arguments_and_paper_settings_shape_the_samples(tmp_path: Path) -> None:
-    from labcoat._errors import LabcoatError, TaskDataError
+    from labcoat._errors import LabcoatError
 
     papers = tmp_path / "papers"
     shutil.copytree(MINI_PAPERS / PAPER, papers / PAPER)
@@ -218,5 +218,5 @@ def test_task_arguments_and_paper_settings_shape_the_samples(tmp_path: Path) -> 
     with pytest.raises(LabcoatError, match="bwrap"):
         paperbench(sandbox="local")
     sidecar.write_text(sidecar.read_text() + "  gpus: 8\n")
-    with pytest.raises(TaskDataError, match=r"task\.gpus"):
+    with pytest.raises(LabcoatError, match=r"task\.gpus"):
         paperbench(target=str(tmp_path), agent="oracle")

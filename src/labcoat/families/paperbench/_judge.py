@@ -108,6 +108,9 @@ class JudgeResult:
     tree: GradedNode
     usage: JudgeUsage = JudgeUsage()
     judge: str = ""
+    flags: tuple[str, ...] = ()
+    """Integrity findings, one line each, for a person to review (e.g. text in the
+    submission aimed at the judge); they do not change the score."""
 
     @property
     def score(self) -> float:
@@ -175,6 +178,10 @@ class GroupJudge(ABC):
         """What `prepare` cost (e.g. an LLM judge's file-selection calls), read from its context."""
         return JudgeUsage()
 
+    def flags_of(self, context: Any) -> list[str]:
+        """Integrity findings of this attempt, read from `prepare`'s context."""
+        return []
+
     async def judge(self, inp: JudgeInput) -> JudgeResult:
         context = await self.prepare(inp)
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
@@ -193,7 +200,8 @@ class GroupJudge(ABC):
         for r in results:
             grades.update(r.grades)
             usage += r.usage
-        return JudgeResult(grade_tree(inp.rubric, grades), usage, self.name)
+        flags = tuple(self.flags_of(context))
+        return JudgeResult(grade_tree(inp.rubric, grades), usage, self.name, flags)
 
 
 # --- caching by content -----------------------------------------------------------------------

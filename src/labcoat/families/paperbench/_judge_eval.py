@@ -304,6 +304,8 @@ class JudgeEvalItem:
     executed: FileView | None = None
     reproduction: Reproduction | None = None
     attempt: str | None = None
+    paper_name: str | None = None
+    """The paper's name in the JudgeEval data (its folder there), when not its config id."""
 
 
 def judged_rubric(expected: GradedNode, code_dev_only: bool) -> GradedNode:
@@ -326,7 +328,8 @@ async def judge_case(
             code_dev=code_dev_only,
         )
     )
-    return JudgeEvalCase(item.paper.id, result.tree, expected, result.usage, item.attempt)
+    name = item.paper_name or item.paper.id
+    return JudgeEvalCase(name, result.tree, expected, result.usage, item.attempt)
 
 
 async def evaluate_judge(

@@ -74,11 +74,15 @@ class JudgeEvalSource:
             yield self._item(self.submission_dir)
         else:
             view = LocalFiles(self.expected_file.parent / ".no-submission")  # reads as empty
-            yield JudgeEvalItem(self.paper, self.expected, view, None, attempt=self.attempt)
+            yield JudgeEvalItem(
+                self.paper, self.expected, view, None, attempt=self.attempt, paper_name=self.paper_id
+            )
 
     def _item(self, root: Path) -> JudgeEvalItem:
         view = LocalFiles(root)
-        return JudgeEvalItem(self.paper, self.expected, view, view, attempt=self.attempt)
+        return JudgeEvalItem(
+            self.paper, self.expected, view, view, attempt=self.attempt, paper_name=self.paper_id
+        )
 
 
 def unpack_submission(tar: Path, dest: Path) -> Path:
