@@ -159,7 +159,8 @@ def _print(report: JudgeEvalReport, path: Path, cases: int, code_dev: bool) -> N
         "Result Analysis",
         box=box.SIMPLE_HEAD,
     )
-    table.add_column("scope", overflow="fold", min_width=12)
+    longest = max((len(name) for name in report.by_case), default=0)
+    table.add_column("scope", overflow="fold", min_width=max(12, longest))
     columns = ("leaves", "met", "failed", "acc.", "F1 1", "F1 0", "macro P", "macro R", "macro F1")
     for column in columns:
         table.add_column(column, justify="right", no_wrap=True)

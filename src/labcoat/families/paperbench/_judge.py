@@ -152,6 +152,36 @@ def leaf_groups(rubric: RubricNode) -> list[LeafGroup]:
     return [LeafGroup(parent, cat, tuple(leaves)) for (parent, cat), leaves in groups.items()]
 
 
+def pack_groups(groups: list[LeafGroup], max_leaves: int) -> list[LeafGroup]:
+    """Sibling groups packed, in tree order, into batches of at most `max_leaves` leaves of
+    one category under one top-level requirement, so that one call grades several small
+    groups; a batch's `parent` is its groups' common ancestor. Groups larger than
+    `max_leaves` stay whole (the judge cuts them)."""
+    batches: list[LeafGroup] = []
+    open_batch: dict[tuple[str, NodePath], int] = {}  # (category, top-level) -> position
+    for group in groups:
+        key = (group.category, group.parent[:1])
+        at = open_batch.get(key)
+        if at is not None and len(batches[at].leaves) + len(group.leaves) <= max_leaves:
+            current = batches[at]
+            batches[at] = LeafGroup(
+                _common(current.parent, group.parent),
+                group.category,
+                current.leaves + group.leaves,
+            )
+            continue
+        open_batch[key] = len(batches)
+        batches.append(group)
+    return batches
+
+
+def _common(a: NodePath, b: NodePath) -> NodePath:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 @dataclass(frozen=True)
 class GroupResult:
     """What grading one group returned: grades by path, and what it cost."""
@@ -182,6 +212,10 @@ class GroupJudge(ABC):
         """Integrity findings of this attempt, read from `prepare`'s context."""
         return []
 
+    def groups(self, rubric: RubricNode) -> list[LeafGroup]:
+        """How the rubric's leaves are graded together: sibling groups by default."""
+        return leaf_groups(rubric)
+
     async def judge(self, inp: JudgeInput) -> JudgeResult:
         context = await self.prepare(inp)
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
@@ -194,7 +228,7 @@ class GroupJudge(ABC):
                     message = f"judge error: {type(ex).__name__}: {ex}"
                     return GroupResult({p: LeafGrade.invalid(message) for p, _ in group.leaves})
 
-        results = await asyncio.gather(*(run(g) for g in leaf_groups(inp.rubric)))
+        results = await asyncio.gather(*(run(g) for g in self.groups(inp.rubric)))
         grades: dict[NodePath, LeafGrade] = {}
         usage = self.prepare_usage(context)
         for r in results:

@@ -75,7 +75,12 @@ class JudgeEvalSource:
         else:
             view = LocalFiles(self.expected_file.parent / ".no-submission")  # reads as empty
             yield JudgeEvalItem(
-                self.paper, self.expected, view, None, attempt=self.attempt, paper_name=self.paper_id
+                self.paper,
+                self.expected,
+                view,
+                None,
+                attempt=self.attempt,
+                paper_name=self.paper_id,
             )
 
     def _item(self, root: Path) -> JudgeEvalItem:

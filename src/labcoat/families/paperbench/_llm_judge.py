@@ -54,6 +54,8 @@ from labcoat.families.paperbench._judge import (
     JudgeUsage,
     LeafGroup,
     content_key,
+    leaf_groups,
+    pack_groups,
 )
 from labcoat.families.paperbench._llm_prompts import (
     GRADER_SYSTEM,
@@ -70,6 +72,7 @@ from labcoat.families.paperbench._rubric import (
     RESULT_ANALYSIS,
     TASK_CATEGORIES,
     NodePath,
+    RubricNode,
 )
 from labcoat.families.paperbench._structured import (
     FILES_SCHEMA,
@@ -116,6 +119,25 @@ def usage_of(output: ModelOutput) -> JudgeUsage:
         return JudgeUsage(calls=1)
     cached = (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0)
     return JudgeUsage(1, u.input_tokens + cached, u.output_tokens)
+
+
+def _sections(
+    inp: JudgeInput, depth: int, keys: list[str], chunk: list[tuple[NodePath, RubricNode]]
+) -> list[tuple[list[str], list[tuple[str, str]]]]:
+    """The chunk's leaves by parent, each with the requirements between the batch's common
+    parent (at `depth`) and its own parent."""
+    sections: list[tuple[list[str], list[tuple[str, str]]]] = []
+    last: NodePath | None = None
+    for key, (path, leaf) in zip(keys, chunk, strict=True):
+        parent = path[:-1]
+        if parent != last:
+            chain = [
+                inp.rubric.at(parent[:i]).requirements for i in range(depth + 1, len(parent) + 1)
+            ]
+            sections.append((chain, []))
+            last = parent
+        sections[-1][1].append((key, leaf.requirements))
+    return sections
 
 
 class LLMJudge(GroupJudge):
@@ -291,6 +313,10 @@ class LLMJudge(GroupJudge):
 
     # --- per group: one structured call per chunk of sibling leaves -----------------------
 
+    def groups(self, rubric: RubricNode) -> list[LeafGroup]:
+        """Sibling groups, small ones packed together (one call for several parents)."""
+        return pack_groups(leaf_groups(rubric), self.max_group)
+
     async def grade_group(self, inp: JudgeInput, context: Any, group: LeafGroup) -> GroupResult:
         ctx: JudgeContext = context
         category = group.category or CODE_DEVELOPMENT
@@ -306,12 +332,12 @@ class LLMJudge(GroupJudge):
         for start in range(0, len(leaves), self.max_group):
             chunk = leaves[start : start + self.max_group]
             keys = [f"L{i + 1}" for i in range(len(chunk))]
-            asked = [(k, leaf.requirements) for k, (_, leaf) in zip(keys, chunk, strict=True)]
+            sections = _sections(inp, depth, keys, chunk)
             messages: list[ChatMessage] = [
                 ChatMessageSystem(content=ctx.system),
                 ChatMessageUser(content=ctx.paper),
                 ChatMessageUser(content=evidence.text),
-                ChatMessageUser(content=requirements_block(category, ancestors, asked)),
+                ChatMessageUser(content=requirements_block(category, ancestors, sections)),
             ]
             verdicts, cost, problem = await self._grade(ctx.model, messages, keys)
             usage += cost

@@ -77,16 +77,30 @@ def paper_block(paper_md: str | None, addendum: str | None, judge_addendum: str 
     return "\n\n".join(parts)
 
 
-def requirements_block(category: str, ancestors: list[str], leaves: list[tuple[str, str]]) -> str:
-    """The leaves of one call, with the chain of requirements above them for context."""
+def requirements_block(
+    category: str,
+    ancestors: list[str],
+    sections: list[tuple[list[str], list[tuple[str, str]]]],
+) -> str:
+    """The leaves of one call, with the chain of requirements above them for context.
+
+    `sections` holds, for each parent of the leaves, the requirements between `ancestors`
+    (common to all) and that parent, then its leaves as (key, requirement)."""
     context = "\n".join(f"-> {a}" for a in ancestors) or "(top level)"
-    items = "\n".join(f"[{key}] {text}" for key, text in leaves)
+    blocks = []
+    for chain, leaves in sections:
+        items = "\n".join(f"[{key}] {text}" for key, text in leaves)
+        if chain:
+            under = " ".join(f"-> {c}" for c in chain)
+            items = f"Under {under}:\n{items}"
+        blocks.append(items)
+    keys = [k for _, leaves in sections for k, _ in leaves]
     question = QUESTIONS.get(category, DEFAULT_QUESTION)
     return (
         f"These requirements sit under:\n{context}\n\n"
         f"Category: {category}. For each requirement: {question}\n\n"
-        f"Requirements to grade:\n{items}\n\n"
-        f"Answer with the JSON object, one grade for each of: {', '.join(k for k, _ in leaves)}."
+        "Requirements to grade:\n" + "\n\n".join(blocks) + "\n\n"
+        f"Answer with the JSON object, one grade for each of: {', '.join(keys)}."
     )
 
 
