@@ -159,3 +159,43 @@ def test_content_key_and_cache() -> None:
     assert cache.get("k") is None
     cache.put("k", {"score": 1})
     assert cache.get("k") == {"score": 1}
+
+
+def test_small_sibling_groups_are_packed_in_tree_order() -> None:
+    from labcoat.families.paperbench._judge import pack_groups
+
+    rubric = parse_rubric(
+        node(
+            "r",
+            node(
+                "a",
+                node("a1", leaf("x1"), leaf("x2")),
+                node("a2", leaf("x3"), leaf("e1", category="Code Execution")),
+            ),
+            node("b", leaf("y1"), leaf("y2")),
+        )
+    )
+    groups = leaf_groups(rubric)
+    assert len(groups) == 4
+    packed = pack_groups(groups, max_leaves=12)
+    shapes = [(g.parent, g.category, [leaf.id for _, leaf in g.leaves]) for g in packed]
+    assert shapes == [
+        ((0,), "Code Development", ["x1", "x2", "x3"]),  # two parents under one top-level node
+        ((0, 1), "Code Execution", ["e1"]),
+        ((1,), "Code Development", ["y1", "y2"]),  # another top-level node: another call
+    ]
+    assert [len(g.leaves) for g in pack_groups(groups, max_leaves=2)] == [2, 1, 1, 2]
+
+
+async def test_a_packed_call_names_each_leafs_own_parents(tmp_path: Path) -> None:
+    from ._judge_stub import JudgeStub
+
+    rubric = parse_rubric(
+        node("r", node("a", node("a1", leaf("x1")), node("a2", leaf("x2"))), weight=1)
+    )
+    stub = JudgeStub()
+    result = await LLMJudge(stub.model(), cache=MemoryCache()).judge(inp(tmp_path, rubric))
+    [prompt] = stub.grading_prompts()
+    assert result.usage.calls == 1 and result.score == 1.0
+    assert "Under -> requirement a1:\n[L1] requirement x1" in prompt
+    assert "Under -> requirement a2:\n[L2] requirement x2" in prompt
