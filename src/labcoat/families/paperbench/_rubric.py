@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from labcoat._errors import TaskDataError
+from labcoat._util.lfs import require_content
 
 CODE_DEVELOPMENT = "Code Development"
 CODE_EXECUTION = "Code Execution"
@@ -147,6 +148,7 @@ def parse_tree(data: Any, file: str | Path, cls: type[N], extra: ExtraFields | N
 
 def read_json(file: str | Path) -> Any:
     path = Path(file)
+    require_content([path])  # a Git LFS pointer is not JSON: say what it is
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
