@@ -161,7 +161,12 @@ def test_llm_judge_in_the_grader_role(tmp_path: Path) -> None:
     # Code-Dev: only Code Development leaves, no reproduction
     assert set(score.metadata["graded_summary"]["by_category"]) == {"Code Development"}
     assert score.metadata["reproduction"] is None
+    assert score.metadata["variant"] == "Code-Dev"
+    assert score.metadata["integrity_flags"] == []  # the reference code aims nothing at the judge
     assert "tailavg/sgd.py" in "".join(stub.grading_prompts())
+    # Code-Dev: nothing was run, so the judge is neither shown nor asked about reproduce.sh
+    assert all("BEGIN: reproduce.sh" not in p for p in stub.grading_prompts())
+    assert all("it was not executed" in p for p in stub.grading_prompts())
     assert load_paper(MINI_PAPERS / PAPER).paper_md.splitlines()[0] in stub.prompts[0]  # type: ignore[union-attr]
 
 
