@@ -127,6 +127,7 @@ def load_paper(path: str | Path) -> Paper:
         raise TaskDataError(config_file, None, "file not found (not a PaperBench paper folder)")
     if not (path / RUBRIC).is_file():
         raise TaskDataError(path / RUBRIC, None, "file not found")
+    require_content([config_file])
     config = _read_yaml(config_file)
     if not isinstance(config, dict):
         raise TaskDataError(config_file, None, "must be a mapping with `id` and `title`")
