@@ -1,5 +1,7 @@
 """Judge cost: model calls and tokens per rubric leaf, labcoat's `llm` judge against the
-per-leaf design of upstream's SimpleJudge, on the shared dev rubrics.
+per-leaf design of upstream's SimpleJudge, on the shared dev rubrics (default) or on every
+rubric of an upstream checkout (`--papers frontier-evals/project/paperbench/data/papers`:
+only `config.yaml` and `rubric.json` are read, so LFS pointers do not matter).
 
 Both judges talk to the same stub model (Inspect's mockllm with a scripted answerer) that
 counts every call and estimates tokens as characters / 4 (no tokenizer, fully offline), and
@@ -7,7 +9,8 @@ both read the same synthetic attempt with the same budgets (10 files, 60,000 cha
 files, a 12,000-character reduced log, the paper):
 
 - labcoat: files chosen once per paper and category (no call when they fit the budget),
-  sibling leaves of one category graded in one structured call;
+  sibling leaves of one category graded in one structured call, small sibling groups of one
+  category under one top-level requirement packed into one call (up to 12 leaves);
 - baseline: for every leaf, one call to rank the files for that leaf, one to grade it, one to
   parse the grade into a score (3 calls per leaf), each carrying the paper.
 

@@ -332,3 +332,110 @@ async def test_local_files_stay_inside_the_root(tmp_path: Path, repo: Path) -> N
     assert "link.txt" not in await view.list_files()
     assert await view.mtime("link.txt") is None
     assert await view.list_files("results/*") == ["results/metrics.json"]
+
+
+# --- python checks and the re-seeded re-run -----------------------------------------------------
+
+CHECK_CODE = "import numpy as np\nfrom pkg import f\nassert np.allclose(f(), 2.0), f()\n"
+
+
+@pytest.mark.parametrize(
+    ("init", "passes", "why"),
+    [
+        ("def f():\n    return 2.0\n", True, "ran to its end"),
+        ("import os\nos._exit(0)\n", False, "before the check's code ran to its end"),
+        ("import sys\nsys.exit(0)\n", False, "stopped before its end: SystemExit(0)"),
+        ("raise SystemExit\n", False, "stopped before its end"),
+        (
+            "import numpy\nnumpy.allclose = lambda *a, **k: True\ndef f():\n    return 3.0\n",
+            False,
+            "numpy was patched during the check: allclose",
+        ),
+        ("def f():\n    return 3.0\n", False, "AssertionError: 3.0"),
+    ],
+)
+async def test_python_checks_must_run_to_their_end(
+    tmp_path: Path, repo: Path, init: str, passes: bool, why: str
+) -> None:
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "__init__.py").write_text(init)
+    runner = host_command_runner({"submission": repo, "executed": repo})
+    result = await grade(
+        tmp_path, repo, [{"leaf": "dev-a", "kind": "python", "code": CHECK_CODE}], runner=runner
+    )
+    score, valid, explanation = grade_at(result, DEV_A)
+    assert (score, valid) == (1.0 if passes else 0.0, True), explanation
+    assert why in explanation
+
+
+async def test_a_submission_folder_cannot_stand_in_for_an_installed_package(
+    tmp_path: Path, repo: Path
+) -> None:
+    (repo / "numpy").mkdir()  # a fake numpy whose allclose always agrees
+    (repo / "numpy" / "__init__.py").write_text("def allclose(*a, **k):\n    return True\n")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("def f():\n    return 3.0\n")
+    runner = host_command_runner({"submission": repo, "executed": repo})
+    result = await grade(
+        tmp_path, repo, [{"leaf": "dev-a", "kind": "python", "code": CHECK_CODE}], runner=runner
+    )
+    score, _, explanation = grade_at(result, DEV_A)
+    assert score == 0.0 and "AssertionError" in explanation
+
+
+def test_python_checks_must_compile() -> None:
+    from labcoat._errors import TaskDataError
+
+    bad = {"checks": [{"leaf": "dev-a", "kind": "python", "code": "def (:\n"}]}
+    with pytest.raises(TaskDataError, match=r"checks\[0\]\.code: not valid Python"):
+        parse_sidecar(bad, RUBRIC)
+    rerun = {"rerun": {"env": {"SEED": "{seed}"}, "must_change": []}, "checks": []}
+    with pytest.raises(TaskDataError, match=r"rerun\.must_change: must list"):
+        parse_sidecar(rerun, RUBRIC)
+
+
+async def test_results_that_do_not_change_with_the_seed_count_for_nothing(
+    tmp_path: Path, repo: Path
+) -> None:
+    from labcoat.families.paperbench import Rerun
+
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "results").mkdir()
+    sidecar = parse_sidecar(
+        {
+            "rerun": {"env": {"SEED": "7"}, "must_change": [{"file": "results/metrics.json", "key": "loss.tail"}]},
+            "checks": [
+                {"leaf": "ra", "kind": "json_value", "file": "results/metrics.json",
+                 "key": "loss.tail", "value": 0.2, "rel_tolerance": 0.1},
+            ],
+        },
+        RUBRIC,
+    )  # fmt: skip
+
+    async def run(tail_again: float) -> tuple[float, tuple[str, ...]]:
+        data = json.loads((repo / "results" / "metrics.json").read_text())
+        data["loss"]["tail"] = tail_again
+        (again / "results" / "metrics.json").write_text(json.dumps(data))
+        rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"})
+        view = LocalFiles(repo)
+        inp = JudgeInput(
+            paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
+        )
+        result = await CheckJudge(sidecar=sidecar).judge(inp)
+        return result.tree.at(RA).score, result.flags
+
+    assert await run(0.19) == (1.0, ())  # changed, and still within the tolerance
+    score, flags = await run(0.21)  # the same number as the first run: typed, not computed
+    assert score == 0.0 and any(
+        "did not change when reproduce.sh ran again with SEED=7" in f for f in flags
+    )
+    assert (await run(0.5))[0] == 0.0  # changed, but wrong on the re-run
+
+
+async def test_the_check_judge_refuses_a_paper_without_checks(tmp_path: Path, repo: Path) -> None:
+    from labcoat._errors import LabcoatError
+
+    view = LocalFiles(repo)
+    with pytest.raises(LabcoatError, match=r"needs the paper's labcoat\.yaml"):
+        await CheckJudge().judge(JudgeInput(paper(tmp_path), RUBRIC, view, view))

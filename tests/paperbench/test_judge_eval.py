@@ -66,11 +66,15 @@ def test_unbalanced_case_by_hand() -> None:
     assert o.macro_f1 == pytest.approx((0.8 + 2 / 3) / 2)
 
 
-def test_failed_leaves_count_as_wrong_and_on_their_own() -> None:
-    # leaf 0: truth 1, judge failed -> a false negative; leaf 3: truth 0, failed -> false positive
+def test_failed_leaves_are_left_out_as_upstream_does_and_counted_as_wrong_in_strict() -> None:
+    # leaf 0: truth 1, judge failed; leaf 3: truth 0, judge failed
     o = judge_eval([case([1, 1, 0, 0], [None, 1, 0, None])]).overall
-    assert (o.tp, o.fn, o.fp, o.tn, o.failed) == (1, 1, 1, 1, 2)
-    assert o.accuracy == 0.5
+    assert (o.tp, o.fn, o.fp, o.tn, o.failed) == (1, 0, 0, 1, 2)
+    assert (o.n, o.accuracy, o.macro_f1) == (2, 1.0, 1.0)
+    strict = o.strict()  # a failure is a false negative (truth 1) or a false positive (truth 0)
+    assert (strict.tp, strict.fn, strict.fp, strict.tn) == (1, 1, 1, 1)
+    assert strict.accuracy == 0.5
+    assert o.to_json()["strict"]["accuracy"] == 0.5
 
 
 def test_per_category_and_usage_per_leaf() -> None:
@@ -121,7 +125,7 @@ def test_mismatched_trees_are_an_error() -> None:
     with pytest.raises(LabcoatError, match="does not match"):
         judge_eval([JudgeEvalCase("toy", graded([1, 1, 1, 1]), truth)])
     small = parse_rubric(node("r", leaf("l0")))
-    with pytest.raises(LabcoatError, match="not in the human tree"):
+    with pytest.raises(LabcoatError, match="not a leaf of the human tree"):
         judge_eval([JudgeEvalCase("toy", graded([1, 1, 1, 1]), grade_tree(small, {}))])
 
 
@@ -184,6 +188,7 @@ async def test_random_on_human_trees(tmp_path: Path) -> None:
     report = await run_on_peer(RandomJudge(seed=0), tmp_path)
     again = await run_on_peer(RandomJudge(seed=0), tmp_path)
     assert report.overall == again.overall
+    assert (await run_on_peer(RandomJudge(seed=1), tmp_path)).overall != report.overall
     o = report.overall
     assert o.n == 253 and o.failed == 0
     assert o.tp + o.fn == 158

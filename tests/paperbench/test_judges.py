@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from labcoat.families.paperbench import (
     MemoryCache,
     Paper,
     RandomJudge,
-    code_only,
     content_key,
     leaf_groups,
     load_rubric,
@@ -83,12 +83,25 @@ async def test_random_judge_is_seeded_per_leaf(tmp_path: Path) -> None:
     assert scores != [n.score for _, n in other.tree.leaves()]
     assert set(scores) == {0.0, 1.0}
     assert 0.35 < sum(scores) / len(scores) < 0.65  # 275 fair coins
-    # a leaf keeps its grade when the rubric is reduced (seeded by its address)
-    reduced = code_only(rubric)
-    assert reduced is not None
-    kept = await RandomJudge(seed=3).judge(inp(tmp_path, reduced))
-    by_origin = {n.origin: n.score for _, n in first.tree.leaves()}
-    assert all(by_origin[n.origin] == n.score for _, n in kept.tree.leaves())
+    # upstream's draws: randint(0, 1) per leaf, breadth first, from one generator
+    rng = random.Random(3)
+    drawn = {path: rng.randint(0, 1) for path in breadth_first(rubric)}
+    assert {p: n.score for p, n in first.tree.leaves()} == drawn
+    # a shared generator goes on from one paper to the next, as upstream's process-wide one
+    shared = random.Random(3)
+    one = await RandomJudge(seed=3, rng=shared).judge(inp(tmp_path, rubric))
+    two = await RandomJudge(seed=3, rng=shared).judge(inp(tmp_path, rubric))
+    assert [n.score for _, n in one.tree.leaves()] == scores
+    assert [n.score for _, n in two.tree.leaves()] != scores
+
+
+def breadth_first(rubric) -> list[tuple[int, ...]]:
+    """Leaf paths level by level, written out from the definition."""
+    level, out = [((), rubric)], []
+    while level:
+        out += [p for p, n in level if n.is_leaf]
+        level = [((*p, i), c) for p, n in level for i, c in enumerate(n.sub_tasks)]
+    return out
 
 
 async def test_random_judge_extremes(tmp_path: Path) -> None:
@@ -146,3 +159,43 @@ def test_content_key_and_cache() -> None:
     assert cache.get("k") is None
     cache.put("k", {"score": 1})
     assert cache.get("k") == {"score": 1}
+
+
+def test_small_sibling_groups_are_packed_in_tree_order() -> None:
+    from labcoat.families.paperbench._judge import pack_groups
+
+    rubric = parse_rubric(
+        node(
+            "r",
+            node(
+                "a",
+                node("a1", leaf("x1"), leaf("x2")),
+                node("a2", leaf("x3"), leaf("e1", category="Code Execution")),
+            ),
+            node("b", leaf("y1"), leaf("y2")),
+        )
+    )
+    groups = leaf_groups(rubric)
+    assert len(groups) == 4
+    packed = pack_groups(groups, max_leaves=12)
+    shapes = [(g.parent, g.category, [leaf.id for _, leaf in g.leaves]) for g in packed]
+    assert shapes == [
+        ((0,), "Code Development", ["x1", "x2", "x3"]),  # two parents under one top-level node
+        ((0, 1), "Code Execution", ["e1"]),
+        ((1,), "Code Development", ["y1", "y2"]),  # another top-level node: another call
+    ]
+    assert [len(g.leaves) for g in pack_groups(groups, max_leaves=2)] == [2, 1, 1, 2]
+
+
+async def test_a_packed_call_names_each_leafs_own_parents(tmp_path: Path) -> None:
+    from ._judge_stub import JudgeStub
+
+    rubric = parse_rubric(
+        node("r", node("a", node("a1", leaf("x1")), node("a2", leaf("x2"))), weight=1)
+    )
+    stub = JudgeStub()
+    result = await LLMJudge(stub.model(), cache=MemoryCache()).judge(inp(tmp_path, rubric))
+    [prompt] = stub.grading_prompts()
+    assert result.usage.calls == 1 and result.score == 1.0
+    assert "Under -> requirement a1:\n[L1] requirement x1" in prompt
+    assert "Under -> requirement a2:\n[L2] requirement x2" in prompt

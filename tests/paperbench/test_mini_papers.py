@@ -28,6 +28,7 @@ from labcoat.families.paperbench import (
     LocalFiles,
     Paper,
     Reproduction,
+    Rerun,
     code_only,
     discover,
     grade_tree,
@@ -113,16 +114,17 @@ class Executed:
     paper: Paper
     root: Path
     started_at: float
+    rerun: Executed | None = None
 
 
-def reproduce(p: Paper, dest: Path, *command: str) -> Executed:
+def reproduce(p: Paper, dest: Path, *command: str, env: dict[str, str] | None = None) -> Executed:
     assert p.reference_submission is not None
     shutil.copytree(p.reference_submission, dest)
     started = time.time()
     result = subprocess.run(
         list(command) or ["bash", "reproduce.sh"],
         cwd=dest,
-        env=ENV,
+        env={**ENV, **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -134,7 +136,17 @@ def reproduce(p: Paper, dest: Path, *command: str) -> Executed:
 @pytest.fixture(scope="module", params=PAPER_IDS)
 def executed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Executed:
     p = paper(request.param)
-    return reproduce(p, tmp_path_factory.mktemp(request.param) / "submission")
+    folder = tmp_path_factory.mktemp(request.param)
+    # the sidecar's re-run: reproduce.sh again, on a fresh copy, with its seed offset
+    again = reproduce(p, folder / "rerun", env=rerun_env(p))
+    first = reproduce(p, folder / "submission")
+    return Executed(p, first.root, first.started_at, again)
+
+
+def rerun_env(p: Paper) -> dict[str, str]:
+    spec = load_sidecar(p.sidecar_path, p.rubric).rerun
+    assert spec is not None
+    return dict(spec.env)
 
 
 async def judge(
@@ -144,10 +156,17 @@ async def judge(
     started_at: float | None,
     *,
     dev: bool = False,
+    rerun: Executed | None = None,
 ) -> JudgeResult:
     rubric = code_only(p.rubric) if dev else p.rubric
     assert rubric is not None
     roots = {"submission": submission, "executed": executed or submission}
+    again = None
+    if rerun is not None:
+        roots["rerun"] = rerun.root
+        again = Rerun(
+            LocalFiles(rerun.root), Reproduction(0, started_at=rerun.started_at), rerun_env(p)
+        )
     judge = CheckJudge(runner=host_command_runner(roots, env=ENV))
     return await judge.judge(
         JudgeInput(
@@ -156,23 +175,33 @@ async def judge(
             LocalFiles(submission),
             LocalFiles(executed) if executed else None,
             Reproduction(0, started_at=started_at) if executed else None,
+            code_dev=dev,
+            rerun=again,
         )
     )
 
 
 async def test_oracle_scores_at_least_0_9(executed: Executed) -> None:
     assert (executed.root / "results" / "metrics.json").is_file()
-    result = await judge(executed.paper, executed.root, executed.root, executed.started_at)
+    result = await judge(
+        executed.paper, executed.root, executed.root, executed.started_at, rerun=executed.rerun
+    )
     failed = [(n.id, n.explanation) for _, n in result.tree.leaves() if n.score < 1]
     assert result.score >= ORACLE_MIN, failed
     assert result.invalid_leaves == 0, failed
+    assert result.flags == ()
+    # without the re-run the sidecar asks for, results on the executed submission cannot count
+    alone = await judge(executed.paper, executed.root, executed.root, executed.started_at)
+    assert alone.invalid_leaves > 0
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
 async def test_noop_scores_at_most_0_1(paper_id: str, tmp_path: Path) -> None:
     empty = tmp_path / "submission"
     empty.mkdir()
-    result = await judge(paper(paper_id), empty, empty, time.time())
+    now = time.time()
+    nothing = Executed(paper(paper_id), empty, now)
+    result = await judge(paper(paper_id), empty, empty, now, rerun=nothing)
     assert result.score <= NOOP_MAX
     assert result.invalid_leaves == 0  # every leaf was checked and honestly failed
 
@@ -185,7 +214,8 @@ async def test_code_without_a_reproduction_earns_only_code_development(
     code = tmp_path / "code"
     assert p.reference_submission is not None
     shutil.copytree(p.reference_submission, code)
-    result = await judge(p, code, code, time.time())
+    now = time.time()
+    result = await judge(p, code, code, now, rerun=Executed(p, code, now))
     expected = grade_tree(
         p.rubric,
         {
@@ -199,7 +229,14 @@ async def test_code_without_a_reproduction_earns_only_code_development(
 
 async def test_results_left_by_the_agent_do_not_count(executed: Executed) -> None:
     # A later reproduction that wrote nothing: the results on disk predate it.
-    result = await judge(executed.paper, executed.root, executed.root, time.time() + 60)
+    later = time.time() + 60
+    result = await judge(
+        executed.paper,
+        executed.root,
+        executed.root,
+        later,
+        rerun=Executed(executed.paper, executed.root, later),
+    )
     for _, leaf in result.tree.leaves():
         if leaf.task_category != CODE_DEVELOPMENT:
             assert leaf.score == 0.0, leaf.id
@@ -222,9 +259,8 @@ async def test_tolerances_accept_other_seeds(paper_id: str, tmp_path: Path) -> N
     # An honest replication draws other random numbers; the checks must still pass it.
     p = paper(paper_id)
     for offset in (1000, 5000):
-        run = reproduce(
-            p, tmp_path / str(offset), "python3", "run_experiments.py", "--seed-offset", str(offset)
-        )
-        result = await judge(p, run.root, run.root, run.started_at)
+        run = reproduce(p, tmp_path / str(offset), env={"SEED_OFFSET": str(offset)})
+        again = reproduce(p, tmp_path / f"{offset}-rerun", env={"SEED_OFFSET": str(offset + 1)})
+        result = await judge(p, run.root, run.root, run.started_at, rerun=again)
         failed = [(n.id, n.explanation) for _, n in result.tree.leaves() if n.score < 1]
         assert result.score == 1.0, failed

@@ -95,11 +95,14 @@ def test_duplicate_paper_ids(tmp_path: Path) -> None:
         load_papers(tmp_path)
 
 
-def test_a_broken_rubric_is_reported_by_discover(tmp_path: Path) -> None:
+def test_discover_isolates_a_broken_paper(tmp_path: Path) -> None:
     paper = copy_paper(tmp_path)
+    copy_paper(tmp_path, "self-expansion")
     (paper / "rubric.json").write_text('{"id": "x"}', encoding="utf-8")
-    with pytest.raises(TaskDataError, match="requirements: missing"):
-        discover(tmp_path)
+    fine, broken = discover(tmp_path)  # in folder order
+    assert broken.id == paper.name and broken.problem is not None
+    assert "rubric.json: requirements: missing" in broken.problem
+    assert fine.id == "self-expansion" and fine.problem is None
 
 
 def test_optional_texts_are_read(tmp_path: Path) -> None:
@@ -124,7 +127,7 @@ def test_splits(tmp_path: Path) -> None:
     assert ids == ["self-expansion", "semantic-self-consistency"]
     papers = select_papers(load_papers(PEER), ids)
     assert [p.id for p in papers] == ids
-    with pytest.raises(LabcoatError, match="unknown paper id"):
+    with pytest.raises(LabcoatError, match="no paper has the id or folder name nope"):
         select_papers(load_papers(PEER), ["nope"])
     with pytest.raises(TaskDataError, match="split file not found"):
         read_split(tmp_path / "absent.txt")

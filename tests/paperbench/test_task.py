@@ -161,7 +161,12 @@ def test_llm_judge_in_the_grader_role(tmp_path: Path) -> None:
     # Code-Dev: only Code Development leaves, no reproduction
     assert set(score.metadata["graded_summary"]["by_category"]) == {"Code Development"}
     assert score.metadata["reproduction"] is None
+    assert score.metadata["variant"] == "Code-Dev"
+    assert score.metadata["integrity_flags"] == []  # the reference code aims nothing at the judge
     assert "tailavg/sgd.py" in "".join(stub.grading_prompts())
+    # Code-Dev: nothing was run, so the judge is neither shown nor asked about reproduce.sh
+    assert all("BEGIN: reproduce.sh" not in p for p in stub.grading_prompts())
+    assert all("it was not executed" in p for p in stub.grading_prompts())
     assert load_paper(MINI_PAPERS / PAPER).paper_md.splitlines()[0] in stub.prompts[0]  # type: ignore[union-attr]
 
 
@@ -181,7 +186,7 @@ def test_a_judge_that_cannot_grade_is_a_sample_error_not_a_zero(tmp_path: Path) 
 
 
 def test_task_arguments_and_paper_settings_shape_the_samples(tmp_path: Path) -> None:
-    from labcoat._errors import LabcoatError, TaskDataError
+    from labcoat._errors import LabcoatError
 
     papers = tmp_path / "papers"
     shutil.copytree(MINI_PAPERS / PAPER, papers / PAPER)
@@ -218,5 +223,5 @@ def test_task_arguments_and_paper_settings_shape_the_samples(tmp_path: Path) -> 
     with pytest.raises(LabcoatError, match="bwrap"):
         paperbench(sandbox="local")
     sidecar.write_text(sidecar.read_text() + "  gpus: 8\n")
-    with pytest.raises(TaskDataError, match=r"task\.gpus"):
+    with pytest.raises(LabcoatError, match=r"task\.gpus"):
         paperbench(target=str(tmp_path), agent="oracle")

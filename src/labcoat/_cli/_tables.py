@@ -28,7 +28,7 @@ def print_results(results: list[TaskResult], title: str) -> None:
         table.add_row(
             r.task_id,
             r.family,
-            r.agent,
+            f"{r.agent} [{r.variant}]" if r.variant else r.agent,
             str(r.runs),
             str(r.errors),
             _fmt(r.raw_mean),
@@ -61,5 +61,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             result = "[green]pass[/green]"
         else:
             result = "[red]FAIL[/red]: " + escape("; ".join(v.problems))
-        table.add_row(v.entry.id, v.entry.family, oracle, noop, rule, result)
+        variant = next((r.variant for r in (v.oracle, v.noop) if r and r.variant), "")
+        family = f"{v.entry.family} [{variant}]" if variant else v.entry.family
+        table.add_row(v.entry.id, family, oracle, noop, rule, result)
     Console().print(table)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -24,16 +25,15 @@ from labcoat.families.paperbench import (
     CheckJudge,
     Confusion,
     Judge,
-    JudgeEvalCase,
     JudgeEvalItem,
     JudgeEvalReport,
-    JudgeInput,
     MemoryCache,
     judge_eval,
     make_judge,
     sandbox_command_runner,
 )
-from labcoat.families.paperbench._judge_eval_data import load_judge_eval_data
+from labcoat.families.paperbench._judge_eval import judge_case
+from labcoat.families.paperbench._judge_eval_data import JudgeEvalSource, load_judge_eval_data
 
 
 @click.command("judge-eval")
@@ -46,6 +46,11 @@ from labcoat.families.paperbench._judge_eval_data import load_judge_eval_data
 )
 @click.option("--model", metavar="MODEL", help="The llm judge's model (an Inspect model name).")
 @click.option("--no-cache", is_flag=True, help="llm: grade afresh instead of reusing answers.")
+@click.option(
+    "--code-dev",
+    is_flag=True,
+    help="Grade and compare only the Code Development leaves (upstream's code_only).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="random: the seed.")
 @click.option("--score", type=float, default=1.0, show_default=True, help="dummy: the score.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -55,31 +60,50 @@ def command(
     papers: Path | None,
     model: str | None,
     no_cache: bool,
+    code_dev: bool,
     seed: int,
     score: float,
     as_json: bool,
 ) -> None:
     """Grade the submissions behind PATH's human-graded trees and compare, leaf by leaf.
 
-    PATH holds `<paper id>/expected_result.json` (or `<paper id>/<n>/expected_result.json`
-    with `submission/` beside it, as upstream ships them). Reports accuracy, precision, recall,
-    F1 and macro F1 overall and per category; a leaf the judge failed to grade counts as wrong
-    and is also counted apart; and model calls and tokens per leaf.
+    PATH holds upstream's `<paper>/<attempt>/grading/expected_result.json` with
+    `<attempt>/submission.tar` (unpacked to a temporary folder while graded), or
+    `<paper>/expected_result.json`. Reports upstream's JudgeEval figures (accuracy, precision,
+    recall and F1 per class, macro averages; leaves the judge failed to grade left out)
+    overall, per category and per attempt, the same with failures counted as wrong, and model
+    calls and tokens per leaf.
     """
     if judge_name == "llm" and not model:
         raise LabcoatError("--judge llm needs --model (e.g. openai/o3-mini)")
     data = load_judge_eval_data(path, papers)
+    if judge_name in ("llm", "check") and data.missing_submissions:
+        raise LabcoatError(
+            f"the {judge_name} judge reads the submissions, and these cases have neither "
+            f"submission.tar nor submission/: {', '.join(data.missing_submissions)} "
+            "(upstream fetches rice's with paperbench/judge/judge_eval/download_data.py)"
+        )
+    if judge_name == "check":
+        unchecked = sorted({c.paper_id for c in data.cases if c.paper.sidecar_path is None})
+        if unchecked:
+            raise LabcoatError(
+                f"the check judge needs each paper's labcoat.yaml of checks; none for: "
+                f"{', '.join(unchecked)}"
+            )
     options: dict[str, Any] = {
         "dummy": {"score": score},
-        "random": {"seed": seed},
+        # one stream over every case, in order, as upstream's process-wide generator
+        "random": {"seed": seed, "rng": random.Random(seed)},
         "llm": {"model": model, **({"cache": MemoryCache()} if no_cache else {})},
     }.get(judge_name, {})
-    report = run_sync(_evaluate, judge_name, options, data.items, data.case_names)
+    report = run_sync(_evaluate, judge_name, options, data.cases, code_dev)
     report = replace(report, notes=data.notes)
     if as_json:
-        click.echo(json.dumps({**report.to_json(), "notes": report.notes}, indent=2))
+        click.echo(
+            json.dumps({**report.to_json(), "code_dev": code_dev, "notes": report.notes}, indent=2)
+        )
     else:
-        _print(report, path, len(data.items))
+        _print(report, path, len(data.cases), code_dev)
 
 
 @asynccontextmanager
@@ -96,21 +120,13 @@ async def _judge_for(
 
 
 async def _evaluate(
-    name: str, options: dict[str, Any], items: list[JudgeEvalItem], names: list[str]
+    name: str, options: dict[str, Any], sources: list[JudgeEvalSource], code_dev: bool
 ) -> JudgeEvalReport:
     cases = []
-    for item, case_name in zip(items, names, strict=True):
-        async with _judge_for(name, options, item) as judge:
-            result = await judge.judge(
-                JudgeInput(
-                    item.paper,
-                    item.expected.rubric(),
-                    item.submission,
-                    item.executed,
-                    item.reproduction,
-                )
-            )
-        cases.append(JudgeEvalCase(case_name, result.tree, item.expected, result.usage))
+    for source in sources:
+        with source.opened() as item:  # a tarred submission exists only while it is graded
+            async with _judge_for(name, options, item) as judge:
+                cases.append(await judge_case(judge, item, code_dev_only=code_dev))
     return judge_eval(cases, judge=name)
 
 
@@ -121,44 +137,55 @@ def _row(name: str, c: Confusion) -> list[str]:
         str(c.positives),
         str(c.failed),
         f"{c.accuracy:.3f}",
-        f"{c.precision:.3f}",
-        f"{c.recall:.3f}",
-        f"{c.f1:.3f}",
+        f"{c.met.f1:.3f}",
+        f"{c.not_met.f1:.3f}",
+        f"{c.macro_precision:.3f}",
+        f"{c.macro_recall:.3f}",
         f"{c.macro_f1:.3f}",
     ]
 
 
-def _print(report: JudgeEvalReport, path: Path, cases: int) -> None:
+def _print(report: JudgeEvalReport, path: Path, cases: int, code_dev: bool) -> None:
     console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 120)  # a pipe or a file: keep every column
+    variant = " (Code-Dev: Code Development leaves only)" if code_dev else ""
     table = Table(
-        title=f"JudgeEval: the {report.judge} judge on {cases} human-graded tree(s) in {path}",
+        title=f"JudgeEval: the {report.judge} judge on {cases} human-graded attempt(s) in "
+        f"{path}{variant}",
         caption="met: leaves people graded as met; failed: leaves the judge could not grade "
-        "(counted as wrong); dev / exec / results: Code Development / Code Execution / "
+        "(left out, as upstream does); F1 1 / F1 0: F1 of 'met' / 'not met'; macro: mean "
+        "over the classes; dev / exec / results: Code Development / Code Execution / "
         "Result Analysis",
         box=box.SIMPLE_HEAD,
     )
-    table.add_column("scope", overflow="fold")
-    for column in ("leaves", "met", "failed", "acc.", "prec.", "recall", "F1", "macro F1"):
+    longest = max((len(name) for name in report.by_case), default=0)
+    table.add_column("scope", overflow="fold", min_width=max(12, longest))
+    columns = ("leaves", "met", "failed", "acc.", "F1 1", "F1 0", "macro P", "macro R", "macro F1")
+    for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
     table.add_row(*_row("overall", report.overall), style="bold")
     short = dict(zip(TASK_CATEGORIES, SHORT_NAMES, strict=True))
     order = {c: i for i, c in enumerate(TASK_CATEGORIES)}
     for category, c in sorted(report.by_category.items(), key=lambda kv: order.get(kv[0], 99)):
         table.add_row(*_row(short.get(category, category), c))
-    if len(report.by_paper) > 1:
+    if len(report.by_case) > 1:
         table.add_section()
-        for paper, c in report.by_paper.items():
-            table.add_row(*_row(paper, c))
+        for case, c in report.by_case.items():
+            table.add_row(*_row(case, c))
     console.print(table)
+    strict = report.overall.strict()
+    console.print(
+        f"judge failures: {report.overall.failed} of "
+        f"{report.overall.n + report.overall.failed} leaves; counted as wrong: accuracy "
+        f"{strict.accuracy:.3f}, macro F1 {strict.macro_f1:.3f}"
+        + (f"; skipped (no human grade): {report.skipped}" if report.skipped else "")
+    )
     u = report.usage
     console.print(
         f"model calls per leaf: {report.calls_per_leaf:.3f}   tokens per leaf: "
         f"{report.tokens_per_leaf:,.0f} (input {u.input_tokens:,}, output {u.output_tokens:,})   "
         f"cache hits: {u.cache_hits}"
-    )
-    console.print(
-        f"judge failures: {report.overall.failed} of {report.overall.n} leaves"
-        + (f"; skipped (no human grade): {report.skipped}" if report.skipped else "")
     )
     for note in report.notes:
         console.print(f"note: {note}")

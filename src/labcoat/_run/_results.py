@@ -29,6 +29,9 @@ class TaskResult:
     """The distinct one-line reasons of the errored samples, in order of first sight."""
     problem: str | None = None
     """Why the task could not be loaded at all (it did not run)."""
+    variant: str = ""
+    """The family's variant the run used (PaperBench's `Code-Dev`), from the task's
+    `labcoat_variant` metadata; runs of different variants are never pooled."""
 
     @property
     def unavailable(self) -> str | None:
@@ -72,6 +75,7 @@ class TaskResult:
             "error_reasons": self.error_reasons,
             "unavailable": self.unavailable,
             "problem": self.problem,
+            "variant": self.variant or None,
         }
 
 
@@ -92,15 +96,16 @@ def error_reason(message: str | None) -> str:
 
 def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
     """One TaskResult per (task id, agent); errored samples are counted, not dropped."""
-    results: dict[tuple[str, str], TaskResult] = {}
+    results: dict[tuple[str, str, str], TaskResult] = {}
     for header in logs:
         log = read_eval_log(header.location) if header.samples is None else header
         agent = str(log.eval.task_args.get("agent", "?"))
         family = str((log.eval.metadata or {}).get("labcoat_family", log.eval.task))
+        variant = str((log.eval.metadata or {}).get("labcoat_variant") or "")
         for sample in log.samples or []:
             task_id = str((sample.metadata or {}).get("task_id", sample.id))
-            key = (task_id, agent)
-            result = results.setdefault(key, TaskResult(task_id, family, agent))
+            key = (task_id, agent, variant)
+            result = results.setdefault(key, TaskResult(task_id, family, agent, variant=variant))
             result.runs += 1
             score = next(iter((sample.scores or {}).values()), None)
             if sample.error is not None or score is None or not isinstance(score.value, dict):
@@ -121,5 +126,7 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
     for result in results.values():
         grouped[result.task_id].append(result)
     return [
-        r for task_id in sorted(grouped) for r in sorted(grouped[task_id], key=lambda r: r.agent)
+        r
+        for task_id in sorted(grouped)
+        for r in sorted(grouped[task_id], key=lambda r: (r.agent, r.variant))
     ]

@@ -16,54 +16,59 @@ import math
 import os
 import re
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from labcoat._errors import LabcoatError
+from labcoat.families.paperbench._commands import (
+    MAX_OUTPUT_CHARS,
+    CommandRequest,
+    CommandResult,
+    CommandRunner,
+)
 from labcoat.families.paperbench._files import FileView
 from labcoat.families.paperbench._graded import LeafGrade
-from labcoat.families.paperbench._judge import GroupJudge, GroupResult, JudgeInput, LeafGroup
+from labcoat.families.paperbench._judge import (
+    GroupJudge,
+    GroupResult,
+    JudgeInput,
+    LeafGroup,
+    Reproduction,
+)
+from labcoat.families.paperbench._python_check import new_token, python_command, verdict
 from labcoat.families.paperbench._rubric import NodePath, RubricNode
 from labcoat.families.paperbench._sidecar import (
-    EMPTY_SIDECAR,
     EXECUTED,
+    RERUN,
+    SUBMISSION,
     Check,
     CommandCheck,
     FileExistsCheck,
     JsonCompareCheck,
     JsonKey,
     JsonValueCheck,
+    PythonCheck,
     RegexCheck,
     Sidecar,
     format_json_key,
     load_sidecar,
 )
 
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "NO_CHECK",
+    "CheckJudge",
+    "CommandRequest",
+    "CommandResult",
+    "CommandRunner",
+    "host_command_runner",
+]
+
 NO_CHECK = "no check: this leaf has no entry in the paper's labcoat.yaml"
 # Clock granularity and copy delays: a file this much older than the run still counts as fresh.
 FRESH_SLACK_S = 2.0
-MAX_OUTPUT_CHARS = 20_000
-
-
-@dataclass(frozen=True)
-class CommandRequest:
-    """A `command` check for the runner: a bash script run at the root of one view."""
-
-    command: str
-    where: str  # "submission" or "executed"
-    timeout: float
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    exit_code: int
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-
-
-CommandRunner = Callable[[CommandRequest], Awaitable[CommandResult]]
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,22 @@ class Outcome:
     valid: bool = True
 
 
+@dataclass(frozen=True)
+class CheckContext:
+    """`prepare`'s result: the sidecar, and why results on the executed submission cannot
+    count (no re-run was made, or results did not change with the seed), if they cannot."""
+
+    sidecar: Sidecar
+    executed_blocked: Outcome | None = None
+
+
 class CheckJudge(GroupJudge):
-    """Grades each leaf by its sidecar checks; makes no model calls."""
+    """Grades each leaf by its sidecar checks; makes no model calls.
+
+    A paper without a sidecar is refused (an error, not a row of zeros). When the sidecar
+    asks for a re-run (`rerun:`), every check on the executed submission must pass on both
+    reproductions, and the `must_change` results must differ between them.
+    """
 
     name = "check"
 
@@ -90,30 +109,44 @@ class CheckJudge(GroupJudge):
         self.sidecar = sidecar
         self.max_concurrency = max_concurrency
 
-    async def prepare(self, inp: JudgeInput) -> Sidecar:
-        if self.sidecar is not None:
-            return self.sidecar
-        if inp.paper.sidecar_path is None:
-            return EMPTY_SIDECAR
-        # Addresses in the sidecar refer to the full rubric, whatever reduction is graded.
-        return load_sidecar(inp.paper.sidecar_path, inp.paper.rubric)
+    async def prepare(self, inp: JudgeInput) -> CheckContext:
+        sidecar = self.sidecar
+        if sidecar is None:
+            if inp.paper.sidecar_path is None:
+                raise LabcoatError(
+                    f"{inp.paper.id}: the check judge needs the paper's labcoat.yaml of checks, "
+                    "and it has none"
+                )
+            # Addresses in the sidecar refer to the full rubric, whatever reduction is graded.
+            sidecar = load_sidecar(inp.paper.sidecar_path, inp.paper.rubric)
+        return CheckContext(sidecar, await _rerun_gate(inp, sidecar))
+
+    def flags_of(self, context: Any) -> list[str]:
+        blocked = context.executed_blocked if isinstance(context, CheckContext) else None
+        return [f"results not computed: {blocked.detail}"] if blocked and blocked.valid else []
 
     async def grade_group(self, inp: JudgeInput, context: Any, group: LeafGroup) -> GroupResult:
-        sidecar: Sidecar = context
+        ctx: CheckContext = context
         grades: dict[NodePath, LeafGrade] = {}
         for path, leaf in group.leaves:
-            grades[path] = await self.grade_leaf(inp, leaf, sidecar.checks_for(leaf, path))
+            checks = ctx.sidecar.checks_for(leaf, path)
+            grades[path] = await self.grade_leaf(inp, leaf, checks, ctx)
         return GroupResult(grades)
 
     async def grade_leaf(
-        self, inp: JudgeInput, leaf: RubricNode, checks: tuple[Check, ...]
+        self,
+        inp: JudgeInput,
+        leaf: RubricNode,
+        checks: tuple[Check, ...],
+        ctx: CheckContext | None = None,
     ) -> LeafGrade:
         if not checks:
             return LeafGrade.invalid(NO_CHECK)
+        ctx = ctx or CheckContext(Sidecar(None, {}))
         outcomes: list[tuple[Check, Outcome]] = []
         for check in checks:
             try:
-                outcome = await self.run_check(inp, leaf, check)
+                outcome = await self.run_check(inp, leaf, check, ctx)
             except Exception as ex:  # a broken check must not pass or sink the whole paper
                 outcome = Outcome(False, f"check error: {type(ex).__name__}: {ex}", valid=False)
             outcomes.append((check, outcome))
@@ -135,19 +168,41 @@ class CheckJudge(GroupJudge):
             return LeafGrade(1.0, True, "\n".join(lines), metadata)
         return LeafGrade(0.0, last.valid, "\n".join(lines), metadata)
 
-    async def run_check(self, inp: JudgeInput, leaf: RubricNode, check: Check) -> Outcome:
+    async def run_check(
+        self, inp: JudgeInput, leaf: RubricNode, check: Check, ctx: CheckContext | None = None
+    ) -> Outcome:
+        ctx = ctx or CheckContext(Sidecar(None, {}))
         where = check.view_for(leaf.task_category)
-        if isinstance(check, CommandCheck):
-            return await self._command(check, where)
-        view = inp.submission if where != EXECUTED else inp.executed
-        if view is None:
+        if where != EXECUTED:
+            return await self._on_view(check, SUBMISSION, inp.submission, None)
+        if inp.executed is None:
             return Outcome(False, "needs the executed submission; reproduction was skipped", False)
+        if ctx.executed_blocked is not None:
+            return ctx.executed_blocked
+        first = await self._on_view(check, EXECUTED, inp.executed, inp.reproduction)
+        if ctx.sidecar.rerun is None or not first.passed:
+            return first
+        assert inp.rerun is not None  # the gate blocks executed checks without one
+        second = await self._on_view(check, RERUN, inp.rerun.executed, inp.rerun.reproduction)
+        if second.passed:
+            return Outcome(True, f"{first.detail}; re-run: {second.detail}")
+        return Outcome(
+            False,
+            f"passes on the first run, not on the re-run ({_env(inp)}): {second.detail}",
+            second.valid,
+        )
+
+    async def _on_view(
+        self, check: Check, where: str, view: FileView, reproduction: Reproduction | None
+    ) -> Outcome:
+        if isinstance(check, CommandCheck | PythonCheck):
+            return await self._command(check, where)
         # Only files written by reproduce.sh count as its outputs: the harness's measured list
         # when it has one, else modification times.
         since, written = None, None
-        if where == EXECUTED and check.fresh and inp.reproduction is not None:
-            since = inp.reproduction.started_at
-            written = inp.reproduction.changed_files
+        if where != SUBMISSION and check.fresh and reproduction is not None:
+            since = reproduction.started_at
+            written = reproduction.changed_files
         files = _Files(view, since, written)
         if isinstance(check, FileExistsCheck):
             return await _file_exists(files, check)
@@ -159,9 +214,18 @@ class CheckJudge(GroupJudge):
             return await _json_compare(files, check)
         raise TypeError(f"unknown check type {type(check).__name__}")
 
-    async def _command(self, check: CommandCheck, where: str) -> Outcome:
+    async def _command(self, check: CommandCheck | PythonCheck, where: str) -> Outcome:
         if self.runner is None:
             return Outcome(False, "command check, but the judge was given no command runner", False)
+        if isinstance(check, PythonCheck):
+            token = new_token()
+            result = await self.runner(
+                CommandRequest(python_command(check.code, token), where, check.timeout)
+            )
+            if result.timed_out:
+                return Outcome(False, f"timed out after {check.timeout:g}s")
+            passed, why = verdict(result, token)
+            return Outcome(passed, f"python check {why}")
         result = await self.runner(CommandRequest(check.run, where, check.timeout))
         if result.timed_out:
             return Outcome(False, f"command timed out after {check.timeout:g}s")
@@ -173,6 +237,52 @@ class CheckJudge(GroupJudge):
         if check.stdout_regex and not re.search(check.stdout_regex, result.stdout, re.MULTILINE):
             return Outcome(False, f"command output does not match /{check.stdout_regex}/")
         return Outcome(True, f"command exited {result.exit_code}")
+
+
+def _env(inp: JudgeInput) -> str:
+    env = inp.rerun.env if inp.rerun is not None else {}
+    return " ".join(f"{k}={v}" for k, v in env.items()) or "no variables"
+
+
+async def _rerun_gate(inp: JudgeInput, sidecar: Sidecar) -> Outcome | None:
+    """Why no check on the executed submission may pass, or None when they may run.
+
+    With a `rerun:` section, results must have been written by both reproductions and the
+    `must_change` ones must differ: a reproduce.sh that types out the paper's tables writes
+    the same numbers whatever the seed.
+    """
+    spec = sidecar.rerun
+    if spec is None or inp.executed is None:
+        return None
+    if inp.rerun is None:
+        return Outcome(
+            False,
+            "the paper's labcoat.yaml asks for a re-run of reproduce.sh with another seed, "
+            "and none was made",
+            valid=False,
+        )
+    first = _Files(inp.executed, *_written(inp.reproduction))
+    second = _Files(inp.rerun.executed, *_written(inp.rerun.reproduction))
+    for item in spec.must_change:
+        label = f"{item.file}:{format_json_key(item.key)}"
+        try:
+            a = await _json_at(first, item.file, item.key)
+            b = await _json_at(second, item.file, item.key)
+        except _Missing as ex:
+            return Outcome(False, f"not written by both reproductions ({_env(inp)}): {ex}")
+        if a == b:
+            return Outcome(
+                False,
+                f"results did not change when reproduce.sh ran again with {_env(inp)}: "
+                f"{label} = {a!r} both times, so they were not computed by the submission's code",
+            )
+    return None
+
+
+def _written(rep: Reproduction | None) -> tuple[float | None, tuple[str, ...] | None]:
+    if rep is None:
+        return None, None
+    return rep.started_at, rep.changed_files
 
 
 def _tail(text: str, limit: int = 300) -> str:

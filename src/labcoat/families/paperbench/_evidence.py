@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from labcoat.families.paperbench._files import FileView
+from labcoat.families.paperbench._injection import fenced
 from labcoat.families.paperbench._judge import JudgeInput, Reproduction
 from labcoat.families.paperbench._logs import head_tail, reduce_log
 from labcoat.families.paperbench._rubric import CODE_DEVELOPMENT, RESULT_ANALYSIS
@@ -159,8 +160,12 @@ def run_summary(rep: Reproduction | None) -> str:
     return outcome + "."
 
 
-def format_files(files: dict[str, str], budget_chars: int) -> tuple[str, list[str]]:
-    """Files concatenated up to `budget_chars`; the last one is cut, the rest left out."""
+def format_files(
+    files: dict[str, str], budget_chars: int, fence: str | None = None
+) -> tuple[str, list[str]]:
+    """Files concatenated up to `budget_chars`; the last one is cut, the rest left out.
+
+    With `fence`, each file sits in a data fence (see `_injection.fenced`)."""
     parts: list[str] = []
     shown: list[str] = []
     used = 0
@@ -169,7 +174,11 @@ def format_files(files: dict[str, str], budget_chars: int) -> tuple[str, list[st
         if room < 500:
             break
         body = text if len(text) <= room else head_tail(text, room)
-        parts.append(f'<file path="{path}">\n{body}\n</file>')
+        parts.append(
+            fenced(f"file {path}", body, fence)
+            if fence is not None
+            else f'<file path="{path}">\n{body}\n</file>'
+        )
         shown.append(path)
         used += len(body)
     left = len(files) - len(shown)

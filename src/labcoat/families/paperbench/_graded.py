@@ -178,10 +178,12 @@ def _grade_fields(data: dict[str, Any], file: str, path: NodePath) -> dict[str, 
         raise TaskDataError(
             file, node_field(path, "score"), f"must be a number in [0, 1], got {score!r}"
         )
-    valid = data.get("valid_score", True)
-    if not isinstance(valid, bool):
+    valid = _flag(data.get("valid_score", True))
+    if valid is None:
         raise TaskDataError(
-            file, node_field(path, "valid_score"), f"must be true or false, got {valid!r}"
+            file,
+            node_field(path, "valid_score"),
+            f"must be true or false (or 1 / 0), got {data.get('valid_score')!r}",
         )
     explanation = data.get("explanation") or ""
     if not isinstance(explanation, str):
@@ -195,3 +197,12 @@ def _grade_fields(data: dict[str, Any], file: str, path: NodePath) -> dict[str, 
         "explanation": explanation,
         "judge_metadata": metadata if isinstance(metadata, dict) else None,
     }
+
+
+def _flag(value: Any) -> bool | None:
+    """A boolean as upstream writes it: true/false, or 1/0 (some human trees write 1.0)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    return None

@@ -41,11 +41,25 @@ class Reproduction:
 
 
 @dataclass(frozen=True)
+class Rerun:
+    """`reproduce.sh` run again on a fresh copy with other environment variables (a changed
+    seed): the executed copy and its report. Results that do not change with the seed, or
+    that stop passing their checks, were not computed by the code."""
+
+    executed: FileView
+    reproduction: Reproduction
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class JudgeInput:
     """Everything a judge may look at for one paper attempt.
 
-    `rubric` is the tree to grade, already reduced (`code_only`) or reweighted
+    `rubric` is the tree to grade, already reduced (`code_dev`) or reweighted
     (`resources_provided`) as the run asks; `executed` is None when reproduction was skipped.
+    `code_dev` says the run is PaperBench Code-Dev: nothing was or will be executed, so a
+    judge must not ask for (or show) `reproduce.sh` and its log. `rerun` is a second
+    reproduction with a changed seed, when the harness made one (see the `check` judge).
     """
 
     paper: Paper
@@ -53,6 +67,8 @@ class JudgeInput:
     submission: FileView
     executed: FileView | None = None
     reproduction: Reproduction | None = None
+    code_dev: bool = False
+    rerun: Rerun | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,9 @@ class JudgeResult:
     tree: GradedNode
     usage: JudgeUsage = JudgeUsage()
     judge: str = ""
+    flags: tuple[str, ...] = ()
+    """Integrity findings, one line each, for a person to review (e.g. text in the
+    submission aimed at the judge); they do not change the score."""
 
     @property
     def score(self) -> float:
@@ -133,6 +152,36 @@ def leaf_groups(rubric: RubricNode) -> list[LeafGroup]:
     return [LeafGroup(parent, cat, tuple(leaves)) for (parent, cat), leaves in groups.items()]
 
 
+def pack_groups(groups: list[LeafGroup], max_leaves: int) -> list[LeafGroup]:
+    """Sibling groups packed, in tree order, into batches of at most `max_leaves` leaves of
+    one category under one top-level requirement, so that one call grades several small
+    groups; a batch's `parent` is its groups' common ancestor. Groups larger than
+    `max_leaves` stay whole (the judge cuts them)."""
+    batches: list[LeafGroup] = []
+    open_batch: dict[tuple[str, NodePath], int] = {}  # (category, top-level) -> position
+    for group in groups:
+        key = (group.category, group.parent[:1])
+        at = open_batch.get(key)
+        if at is not None and len(batches[at].leaves) + len(group.leaves) <= max_leaves:
+            current = batches[at]
+            batches[at] = LeafGroup(
+                _common(current.parent, group.parent),
+                group.category,
+                current.leaves + group.leaves,
+            )
+            continue
+        open_batch[key] = len(batches)
+        batches.append(group)
+    return batches
+
+
+def _common(a: NodePath, b: NodePath) -> NodePath:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 @dataclass(frozen=True)
 class GroupResult:
     """What grading one group returned: grades by path, and what it cost."""
@@ -159,6 +208,14 @@ class GroupJudge(ABC):
         """What `prepare` cost (e.g. an LLM judge's file-selection calls), read from its context."""
         return JudgeUsage()
 
+    def flags_of(self, context: Any) -> list[str]:
+        """Integrity findings of this attempt, read from `prepare`'s context."""
+        return []
+
+    def groups(self, rubric: RubricNode) -> list[LeafGroup]:
+        """How the rubric's leaves are graded together: sibling groups by default."""
+        return leaf_groups(rubric)
+
     async def judge(self, inp: JudgeInput) -> JudgeResult:
         context = await self.prepare(inp)
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
@@ -171,13 +228,14 @@ class GroupJudge(ABC):
                     message = f"judge error: {type(ex).__name__}: {ex}"
                     return GroupResult({p: LeafGrade.invalid(message) for p, _ in group.leaves})
 
-        results = await asyncio.gather(*(run(g) for g in leaf_groups(inp.rubric)))
+        results = await asyncio.gather(*(run(g) for g in self.groups(inp.rubric)))
         grades: dict[NodePath, LeafGrade] = {}
         usage = self.prepare_usage(context)
         for r in results:
             grades.update(r.grades)
             usage += r.usage
-        return JudgeResult(grade_tree(inp.rubric, grades), usage, self.name)
+        flags = tuple(self.flags_of(context))
+        return JudgeResult(grade_tree(inp.rubric, grades), usage, self.name, flags)
 
 
 # --- caching by content -----------------------------------------------------------------------

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.lfs import is_lfs_pointer, read_content, require_content
 from labcoat._util.yaml_file import read_yaml
 from labcoat.families._entry import TaskEntry
+from labcoat.families._registry import broken_entry
 from labcoat.families.paperbench._rubric import (
     CODE_DEVELOPMENT,
     RubricNode,
@@ -31,6 +33,9 @@ SIDECAR = "labcoat.yaml"
 REFERENCE_SUBMISSION = "reference_submission"
 # Files and folders in a paper folder that only the judge (or a validator) may see.
 JUDGE_ONLY = (RUBRIC, SIDECAR, "judge.addendum.md", REFERENCE_SUBMISSION)
+# What labcoat reads of a paper folder besides config and rubric (upstream keeps the texts,
+# the PDF and the figures in Git LFS).
+CONTENT_FILES = ("paper.md", "paper.pdf", "addendum.md", "judge.addendum.md", "blacklist.txt")
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,20 @@ class Paper:
         ref = self.path / REFERENCE_SUBMISSION
         return ref if ref.is_dir() else None
 
+    def lfs_pointers(self) -> list[Path]:
+        """Files labcoat would read (texts, PDF, assets, config, rubric) that are LFS pointers."""
+        files = [self.path / n for n in (CONFIG, RUBRIC, *CONTENT_FILES)]
+        assets = self.path / "assets"
+        if assets.is_dir():
+            files += sorted(p for p in assets.rglob("*") if p.is_file())
+        return [f for f in files if is_lfs_pointer(f)]
+
+    def require_content(self) -> None:
+        """`LfsPointerError` naming every pointer among the files labcoat reads."""
+        pointers = self.lfs_pointers()
+        if pointers:
+            require_content(pointers)
+
     def agent_files(self) -> list[Path]:
         """What the agent may be given: paper.md, paper.pdf, addendum.md, assets/.
 
@@ -93,7 +112,7 @@ class Paper:
 
 
 def _read_optional(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    return read_content(path) if path.is_file() else None
 
 
 def is_paper_dir(path: Path) -> bool:
@@ -108,6 +127,7 @@ def load_paper(path: str | Path) -> Paper:
         raise TaskDataError(config_file, None, "file not found (not a PaperBench paper folder)")
     if not (path / RUBRIC).is_file():
         raise TaskDataError(path / RUBRIC, None, "file not found")
+    require_content([config_file])
     config = _read_yaml(config_file)
     if not isinstance(config, dict):
         raise TaskDataError(config_file, None, "must be a mapping with `id` and `title`")
@@ -133,7 +153,7 @@ def read_blacklist(file: Path) -> tuple[str, ...]:
     """URLs the agent may not use, one per line; a file that says `none` (or is absent) is empty."""
     if not file.is_file():
         return ()
-    lines = [ln.strip() for ln in file.read_text(encoding="utf-8").splitlines()]
+    lines = [ln.strip() for ln in read_content(file).splitlines()]
     entries = [ln for ln in lines if ln and not ln.startswith("#")]
     if [e.lower() for e in entries] == ["none"]:
         return ()
@@ -141,25 +161,48 @@ def read_blacklist(file: Path) -> tuple[str, ...]:
 
 
 def read_split(file: str | Path) -> list[str]:
-    """Paper ids of a split file, one per line (blank lines and `#` comments ignored)."""
+    """Paper names of a split file, one per line (blank lines and `#` comments ignored).
+
+    Upstream's split files name paper folders, which are not always the paper's id
+    (`stochastic-interpolants/` holds `id: stochastic-interpolant`); `resolve_names` accepts both.
+    """
     file = Path(file)
     if not file.is_file():
         raise TaskDataError(file, None, "split file not found")
     ids: list[str] = []
-    for ln in file.read_text(encoding="utf-8").splitlines():
+    for ln in read_content(file).splitlines():
         ln = ln.split("#", 1)[0].strip()
         if ln and ln not in ids:
             ids.append(ln)
     return ids
 
 
-def select_papers(papers: list[Paper], ids: list[str]) -> list[Paper]:
-    """The papers named by a split, in the split's order; an unknown id is an error."""
-    by_id = {p.id: p for p in papers}
-    missing = [i for i in ids if i not in by_id]
+def resolve_names(
+    names: list[str], known: list[tuple[str, str]], where: str = "split"
+) -> list[str]:
+    """Paper ids for `names`, each a paper id or a paper's folder name, in the given order.
+
+    `known` holds (id, folder name) pairs; a name that matches no paper is an error naming
+    every such name, so a split never silently runs fewer papers than it lists.
+    """
+    by_name: dict[str, str] = {}
+    for paper_id, folder in known:
+        by_name.setdefault(paper_id, paper_id)
+        by_name.setdefault(folder, paper_id)
+    missing = [n for n in names if n not in by_name]
     if missing:
-        raise LabcoatError(f"unknown paper id(s) in split: {', '.join(missing)}")
-    return [by_id[i] for i in ids]
+        raise LabcoatError(
+            f"{where}: no paper has the id or folder name {', '.join(missing)} "
+            f"({len(known)} paper(s) found)"
+        )
+    return list(dict.fromkeys(by_name[n] for n in names))
+
+
+def select_papers(papers: list[Paper], ids: list[str]) -> list[Paper]:
+    """The papers named by a split (ids or folder names), in the split's order."""
+    chosen = resolve_names(ids, [(p.id, p.path.name) for p in papers])
+    by_id = {p.id: p for p in papers}
+    return [by_id[i] for i in chosen]
 
 
 def find_paper_dirs(root: Path) -> list[Path]:
@@ -183,10 +226,43 @@ def load_papers(root: Path) -> list[Paper]:
     return papers
 
 
+def check_paper(paper: Paper) -> None:
+    """Everything a run needs of a paper, read now: LFS content, rubric, sidecar, settings.
+
+    Raises `LabcoatError` (naming the file and field) for the first problem found.
+    """
+    # imported here: the sidecar and settings modules import this one
+    from labcoat.families.paperbench._settings import load_settings
+    from labcoat.families.paperbench._sidecar import load_sidecar
+
+    paper.require_content()
+    rubric = paper.rubric
+    if paper.sidecar_path is not None:
+        load_sidecar(paper.sidecar_path, rubric)
+        load_settings(paper)
+
+
 def discover(root: Path) -> list[TaskEntry]:
-    """One task per paper folder under `root`; [] when `root` is not in PaperBench's format."""
+    """One task per paper folder under `root`; [] when `root` is not in PaperBench's format.
+
+    A paper whose files are broken (bad config, rubric or sidecar, LFS pointers for its
+    texts, an id another folder already has) is listed as a broken entry with its reason;
+    the others still load.
+    """
     entries = []
-    for paper in load_papers(root):
+    seen: dict[str, Path] = {}
+    for folder in find_paper_dirs(root):
+        try:
+            paper = load_paper(folder)
+            if paper.id in seen:
+                raise TaskDataError(
+                    folder / CONFIG, "id", f"'{paper.id}' is also the id of {seen[paper.id]}"
+                )
+            seen[paper.id] = folder
+            check_paper(paper)
+        except LabcoatError as ex:
+            entries.append(broken_entry(FAMILY, folder, str(ex), folder.name))
+            continue
         stats = rubric_stats(paper.rubric)
         entries.append(
             TaskEntry(

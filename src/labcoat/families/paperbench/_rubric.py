@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from labcoat._errors import TaskDataError
+from labcoat._util.lfs import require_content
 
 CODE_DEVELOPMENT = "Code Development"
 CODE_EXECUTION = "Code Execution"
@@ -147,6 +148,7 @@ def parse_tree(data: Any, file: str | Path, cls: type[N], extra: ExtraFields | N
 
 def read_json(file: str | Path) -> Any:
     path = Path(file)
+    require_content([path])  # a Git LFS pointer is not JSON: say what it is
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -252,6 +254,15 @@ def code_only(node: N) -> N | None:
         return node if node.task_category == CODE_DEVELOPMENT else None
     kept = tuple(c for c in (code_only(child) for child in node.sub_tasks) if c is not None)
     return replace(node, sub_tasks=kept) if kept else None
+
+
+def code_dev(node: N) -> N:
+    """The rubric PaperBench Code-Dev grades: `code_only`, or, when no Code Development leaf
+    is left, the root alone as one Code Development leaf (as upstream does)."""
+    reduced = code_only(node)
+    if reduced is not None:
+        return reduced
+    return replace(node, sub_tasks=(), task_category=CODE_DEVELOPMENT)
 
 
 def resources_provided(node: N) -> N:

@@ -8,9 +8,10 @@ infrastructure reasons, a judge that raised, or a leaf the judge or a check coul
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from labcoat.families.paperbench._check_judge import NO_CHECK, CheckJudge
 from labcoat.families.paperbench._files import LocalFiles
 from labcoat.families.paperbench._graded import GradedNode
 from labcoat.families.paperbench._integrity import blocklist_report
-from labcoat.families.paperbench._judge import Judge, JudgeInput, JudgeResult, MemoryCache
+from labcoat.families.paperbench._judge import Judge, JudgeInput, JudgeResult, MemoryCache, Rerun
 from labcoat.families.paperbench._judges import make_judge
 from labcoat.families.paperbench._layout import SUBMISSION_DIR
 from labcoat.families.paperbench._papers import Paper, load_paper
@@ -35,11 +36,12 @@ from labcoat.families.paperbench._reproduce import ReproductionSettings, reprodu
 from labcoat.families.paperbench._rubric import (
     TASK_CATEGORIES,
     RubricNode,
-    code_only,
+    code_dev,
     dotted_path,
     resources_provided,
 )
 from labcoat.families.paperbench._runner import sandbox_command_runner
+from labcoat.families.paperbench._sidecar import SEED, load_sidecar
 from labcoat.grading import agent_workspace, stop_agent_processes
 from labcoat.integrity import Blocklist
 
@@ -79,24 +81,33 @@ class SampleSpec:
 
 def rubric_for(paper: Paper, spec: SampleSpec) -> RubricNode:
     """The rubric this sample is graded on: Code-Dev's reduction, resources reweighting."""
-    rubric: RubricNode | None = paper.rubric
-    if spec.code_dev:
-        rubric = code_only(paper.rubric)
-        if rubric is None:
-            raise LabcoatError(f"{paper.id}: the rubric has no Code Development leaf (Code-Dev)")
+    rubric = code_dev(paper.rubric) if spec.code_dev else paper.rubric
     if spec.resources_provided:
         rubric = resources_provided(rubric)
-    assert rubric is not None
     return rubric
+
+
+def rerun_env(paper: Paper, spec: SampleSpec) -> dict[str, str] | None:
+    """The variables of the re-seeded second reproduction the paper's sidecar asks for, with
+    `{seed}` drawn now; None when there is none (other judges, Code-Dev, no `rerun:`)."""
+    if spec.judge != "check" or spec.code_dev or paper.sidecar_path is None:
+        return None
+    rerun = load_sidecar(paper.sidecar_path, paper.rubric).rerun
+    if rerun is None:
+        return None
+    seed = str(secrets.randbelow(1_000_000) + 1)
+    return {k: v.replace(SEED, seed) for k, v in rerun.env.items()}
 
 
 @asynccontextmanager
 async def judge_for(
-    spec: SampleSpec, submission: Path, executed: Path | None
+    spec: SampleSpec, submission: Path, executed: Path | None, rerun: Path | None = None
 ) -> AsyncIterator[Judge]:
     """The sample's judge; the check judge runs commands in grader sandboxes it closes after."""
     if spec.judge == "check":
         roots = {"submission": submission, "executed": executed or submission}
+        if rerun is not None:
+            roots["rerun"] = rerun
         async with sandbox_command_runner(
             roots, requirements=spec.requirements, memory_mb=spec.memory_mb, env=GRADER_ENV
         ) as runner:
@@ -106,6 +117,17 @@ async def judge_for(
         yield make_judge("llm", model=spec.judge_model, cache=cache)
     else:
         yield make_judge(spec.judge)
+
+
+def blocklist_flags(record: dict[str, Any]) -> list[str]:
+    """The blacklist record's findings as integrity flags."""
+    if not record.get("flagged"):
+        return []
+    return [
+        f"blacklist: {len(record.get('transcript_hits', []))} mention(s) in the transcript, "
+        f"{len(record.get('submission_hits', {}))} file(s) of the submission, "
+        f"{len(record.get('network_refused', []))} refused request(s) (see `blocklist`)"
+    ]
 
 
 def grader_failures(tree: GradedNode) -> list[str]:
@@ -177,15 +199,29 @@ def paperbench_scorer():
             blocklist=spec.blocklist,
             gpus=spec.reproduce_gpus,
         )
-        record = None
+        record = rerun_record = None
+        env = rerun_env(paper, spec)
         async with agent_workspace(SUBMISSION_DIR) as submission, AsyncExitStack() as stack:
-            executed = None
+            executed = rerun_dir = None
+            rerun = None
             if not spec.code_dev:
                 record, executed = await stack.enter_async_context(
                     reproduce_placed(submission, settings)
                 )
                 transcript().info({"reproduction": record.to_json()}, source="labcoat.paperbench")
-            judge = await stack.enter_async_context(judge_for(spec, submission, executed))
+            if executed is not None and env is not None:
+                # the same submission again, on a fresh copy, with a changed seed
+                again = replace(settings, env={**settings.env, **env})
+                rerun_record, rerun_dir = await stack.enter_async_context(
+                    reproduce(submission, again)
+                )
+                transcript().info(
+                    {"rerun": {"env": env, **rerun_record.to_json()}}, source="labcoat.paperbench"
+                )
+                rerun = Rerun(LocalFiles(rerun_dir), rerun_record.reproduction(), env)
+            judge = await stack.enter_async_context(
+                judge_for(spec, submission, executed, rerun_dir)
+            )
             result: JudgeResult = await judge.judge(
                 JudgeInput(
                     paper,
@@ -193,6 +229,8 @@ def paperbench_scorer():
                     LocalFiles(submission),
                     LocalFiles(executed) if executed is not None else None,
                     record.reproduction() if record is not None else None,
+                    code_dev=spec.code_dev,
+                    rerun=rerun,
                 )
             )
             integrity = blocklist_report(
@@ -221,12 +259,18 @@ def paperbench_scorer():
             metadata={
                 "judge": result.judge,
                 "judge_usage": result.usage.to_json(),
+                # one line each, for a person to review; they do not change the score
+                "integrity_flags": list(result.flags) + blocklist_flags(integrity),
                 "invalid_leaves": no_check,
                 # the graded rubric in PaperBench's own format (what analysis reads), and
                 # a compact view of it (counts by category, short explanations)
                 "graded_tree": result.tree.to_dict(),
                 "graded_summary": summary,
                 "reproduction": record.to_json() if record is not None else None,
+                "rerun": (
+                    {"env": env, **rerun_record.to_json()} if rerun_record is not None else None
+                ),
+                "variant": "Code-Dev" if spec.code_dev else None,
                 "blocklist": integrity,
                 "settings": spec.to_json(),
             },

@@ -27,7 +27,14 @@ accept files older than the reproduction run):
 - `json_compare`: `file`; `left`; `op` (`<`, `<=`, `>`, `>=`); `right`; `factor` (default 1):
   passes when `left op factor * right`.
 - `command`: `run` (a bash script); `timeout` seconds (default 120); `expect_exit` (default 0);
-  `stdout_regex` (optional). The judge delegates it to an injected runner (the sandbox).
+  `stdout_regex` (optional). The judge delegates it to an injected runner (the sandbox). It
+  sees only the exit status and output: a submission that exits 0 at import passes it.
+- `python`: `code` (Python run to its end under a bootstrap that a submission cannot leave
+  early, shadow installed packages in, or patch numpy in; see `_python_check.py`); `timeout`.
+
+An optional top-level `rerun:` mapping asks for a second reproduction with a changed seed
+(`env:` variables for it, `{seed}` drawn at grading time) and lists results that must change
+with the seed (`must_change: [{file, key}, ...]`); see `RerunSpec`.
 
 An optional top-level `task:` mapping holds run settings for the paper (agent time limit,
 reproduction time limit, Python requirements, memory); see `_settings.py`.
@@ -53,8 +60,10 @@ from labcoat.families.paperbench._rubric import (
 
 SUBMISSION = "submission"
 EXECUTED = "executed"
+RERUN = "rerun"  # the executed copy of the second, re-seeded reproduction
 WHERE = (SUBMISSION, EXECUTED)
-KINDS = ("file_exists", "regex", "json_value", "json_compare", "command")
+SEED = "{seed}"
+KINDS = ("file_exists", "regex", "json_value", "json_compare", "command", "python")
 OPS = ("<", "<=", ">", ">=")
 DEFAULT_COMMAND_TIMEOUT = 120.0
 
@@ -119,12 +128,41 @@ class CommandCheck(Check):
     stdout_regex: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class PythonCheck(Check):
+    """Python code run under the completion-token bootstrap (see `_python_check.py`)."""
+
+    code: str
+    timeout: float = DEFAULT_COMMAND_TIMEOUT
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    file: str
+    key: JsonKey
+
+
+@dataclass(frozen=True)
+class RerunSpec:
+    """A second reproduction with a changed seed, and results that must change with it.
+
+    `env` holds the variables set for the second run (`{seed}` in a value becomes a seed
+    drawn at grading time); every check on the executed submission must pass on both runs,
+    and each `must_change` value must differ between them, or no check on the executed
+    submission passes: results that stay put when the seed changes were typed, not computed.
+    """
+
+    env: Mapping[str, str]
+    must_change: tuple[ResultKey, ...]
+
+
 @dataclass(frozen=True)
 class Sidecar:
     """Checks by leaf address (its path in the rubric as loaded, see `RubricNode.origin`)."""
 
     file: Path | None
     checks: Mapping[NodePath, tuple[Check, ...]]
+    rerun: RerunSpec | None = None
 
     def checks_for(self, leaf: RubricNode, path: NodePath) -> tuple[Check, ...]:
         return self.checks.get(leaf.address(path), ())
@@ -152,7 +190,7 @@ def parse_sidecar(data: Any, rubric: RubricNode, file: str | Path = "labcoat.yam
     if not isinstance(data, dict):
         raise TaskDataError(file, None, "must be a mapping with `version` and `checks`")
     # `task:` holds run settings, read by `_settings.py`
-    unknown = set(data) - {"version", "checks", "task"}
+    unknown = set(data) - {"version", "checks", "task", "rerun"}
     if unknown:
         raise TaskDataError(file, None, f"unknown key(s): {', '.join(sorted(map(str, unknown)))}")
     if data.get("version", 1) != 1:
@@ -164,7 +202,37 @@ def parse_sidecar(data: Any, rubric: RubricNode, file: str | Path = "labcoat.yam
     for i, entry in enumerate(entries):
         path, check = _parse_entry(entry, rubric, _Where(file, f"checks[{i}]"))
         checks.setdefault(path, []).append(check)
-    return Sidecar(file, {p: tuple(cs) for p, cs in checks.items()})
+    rerun = _rerun(data.get("rerun"), file) if "rerun" in data else None
+    return Sidecar(file, {p: tuple(cs) for p, cs in checks.items()}, rerun)
+
+
+def _rerun(raw: Any, file: Path) -> RerunSpec:
+    at = _Where(file, "rerun")
+    if not isinstance(raw, dict):
+        raise at.error(None, "must be a mapping with `env` and `must_change`")
+    unknown = set(raw) - {"env", "must_change"}
+    if unknown:
+        raise at.error(None, f"unknown key(s): {', '.join(sorted(map(str, unknown)))}")
+    env = raw.get("env")
+    if not isinstance(env, dict) or not env:
+        raise at.error("env", "must be a non-empty mapping of environment variables")
+    values = {}
+    for name, value in env.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise at.error("env", f"{name!r} is not an environment variable name")
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise at.error(f"env.{name}", f"must be a string or an integer, got {value!r}")
+        values[name] = str(value)
+    entries = raw.get("must_change")
+    if not isinstance(entries, list) or not entries:
+        raise at.error("must_change", "must list at least one {file, key} that the seed changes")
+    keys = []
+    for i, entry in enumerate(entries):
+        where = _Where(file, f"rerun.must_change[{i}]")
+        if not isinstance(entry, dict) or set(entry) != {"file", "key"}:
+            raise where.error(None, "must be a mapping with exactly `file` and `key`")
+        keys.append(ResultKey(_req_str(entry, "file", where), _json_key(entry, "key", where)))
+    return RerunSpec(values, tuple(keys))
 
 
 @dataclass(frozen=True)
@@ -183,6 +251,7 @@ _FIELDS = {
     "json_value": {"file", "key", "value", "tolerance", "rel_tolerance", "min", "max"},
     "json_compare": {"file", "left", "op", "right", "factor"},
     "command": {"run", "timeout", "expect_exit", "stdout_regex"},
+    "python": {"code", "timeout"},
 }
 
 
@@ -316,12 +385,25 @@ def _command(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> Check
     )
 
 
+def _python(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> Check:
+    code = _req_str(entry, "code", at)
+    try:
+        compile(code, f"{at.file.name}: {at.field}.code", "exec")
+    except SyntaxError as ex:
+        raise at.error("code", f"not valid Python: {ex.msg} (line {ex.lineno})") from None
+    timeout = _opt_num(entry, "timeout", at, non_negative=True)
+    return PythonCheck(
+        **common, code=code, timeout=DEFAULT_COMMAND_TIMEOUT if timeout is None else timeout
+    )
+
+
 _BUILDERS = {
     "file_exists": _file_exists,
     "regex": _regex,
     "json_value": _json_value,
     "json_compare": _json_compare,
     "command": _command,
+    "python": _python,
 }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
@@ -21,12 +22,20 @@ from inspect_ai.util import sandbox
 
 from labcoat._errors import LabcoatError
 from labcoat.agents import agent_solver
+from labcoat.families._entry import TaskEntry
 from labcoat.families._registry import select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
 from labcoat.families.paperbench._judges import JUDGES
 from labcoat.families.paperbench._layout import PAPER_DIR, SUBMISSION_DIR, instructions
-from labcoat.families.paperbench._papers import FAMILY, Paper, discover, load_paper, read_split
+from labcoat.families.paperbench._papers import (
+    FAMILY,
+    Paper,
+    discover,
+    load_paper,
+    read_split,
+    resolve_names,
+)
 from labcoat.families.paperbench._scoring import SampleSpec, paperbench_scorer
 from labcoat.families.paperbench._settings import (
     DEFAULT_MEMORY_GB,
@@ -38,6 +47,8 @@ from labcoat.families.paperbench._settings import (
 from labcoat.grading import copy_into_sandbox
 from labcoat.sandbox import BwrapConfig, specifiers
 from labcoat.suites import resolve_target
+
+CODE_DEV_VARIANT = "Code-Dev"
 
 
 def _first(*values: Any) -> Any:
@@ -154,6 +165,53 @@ def _no_tools(metadata: dict[str, Any]) -> list[Tool]:
     return []
 
 
+class TaskArgumentError(LabcoatError, PrerequisiteError):
+    """A bad task argument or broken paper: one line under both `labcoat` and `inspect`."""
+
+    def __init__(self, message: str) -> None:
+        LabcoatError.__init__(self, message)
+        self.message = message
+
+
+def _entries(
+    target: str, tasks: str | list[str] | None, split: str | None, judge: str, sandbox: str
+) -> list[TaskEntry]:
+    """The papers to run: `tasks` and the split (ids or folder names), all loadable."""
+    if sandbox == "local":
+        raise LabcoatError("paperbench needs /home/agent and separate grader sandboxes: use bwrap")
+    if judge not in JUDGES:
+        raise LabcoatError(f"unknown PaperBench judge '{judge}' (known: {', '.join(JUDGES)})")
+    root = resolve_target(target)
+    nested = root / FAMILY
+    found = discover(nested if nested.is_dir() else root)
+    if not found:
+        raise LabcoatError(f"{target}: no PaperBench papers found")
+    known = [(e.id, e.path.name) for e in found]
+    ids = [tasks] if isinstance(tasks, str) else list(tasks) if tasks else None
+    if ids is not None:
+        ids = resolve_names(ids, known, where="tasks")
+    if split is not None:
+        in_split = resolve_names(read_split(split), known, where=str(split))
+        ids = [i for i in in_split if i in ids] if ids is not None else in_split
+        if not ids:
+            raise LabcoatError(f"{split}: none of the requested papers is in this split")
+    entries = select(found, ids, None)
+    broken = [e for e in entries if e.problem]
+    if broken:
+        raise LabcoatError(
+            f"{len(broken)} paper(s) cannot be loaded: "
+            + "; ".join(f"{e.id}: {e.problem}" for e in broken)
+        )
+    if judge == "check":
+        unchecked = [e.id for e in entries if not e.extra.get("has_sidecar")]
+        if unchecked:
+            raise LabcoatError(
+                f"the check judge needs a labcoat.yaml of checks, and these papers have none: "
+                f"{', '.join(unchecked)} (grade them with -T judge=llm, dummy or random)"
+            )
+    return entries
+
+
 @task
 def paperbench(
     target: str = "mini",
@@ -200,21 +258,11 @@ def paperbench(
         reproduce_gpus: GPUs for the reproduction (default: the paper's, else none); under
             `--ray` a reproduction needing GPUs the agent's sample lacks is its own Ray task.
     """
-    if sandbox == "local":
-        raise LabcoatError("paperbench needs /home/agent and separate grader sandboxes: use bwrap")
-    if judge not in JUDGES:
-        raise LabcoatError(f"unknown PaperBench judge '{judge}' (known: {', '.join(JUDGES)})")
-    root = resolve_target(target)
-    nested = root / FAMILY
-    ids = [tasks] if isinstance(tasks, str) else tasks
-    if split is not None:
-        in_split = read_split(split)
-        ids = [i for i in ids if i in in_split] if ids else in_split
-        if not ids:
-            raise LabcoatError(f"{split}: none of the requested papers is in this split")
-    entries = select(discover(nested if nested.is_dir() else root), ids, None)
-    if not entries:
-        raise LabcoatError(f"{target}: no PaperBench papers found")
+    try:
+        entries = _entries(target, tasks, split, judge, sandbox)
+    except LabcoatError as ex:
+        # `inspect eval` prints a PrerequisiteError as one line, without a traceback
+        raise TaskArgumentError(str(ex)) from None
     options = dict(
         sandbox=sandbox,
         judge=judge,
@@ -231,12 +279,20 @@ def paperbench(
         reproduce_gpus=reproduce_gpus,
     )
     samples = [_sample(load_paper(e.path), options) for e in entries]
+    variant = CODE_DEV_VARIANT if code_dev else None
     return Task(
         dataset=MemoryDataset(samples, name=f"paperbench-{Path(target).name}"),
         setup=paperbench_setup(),
         solver=agent_solver(agent, oracle=paperbench_oracle, family_tools=_no_tools),
         scorer=paperbench_scorer(),
-        metadata={"labcoat_family": FAMILY, "target": target, "agent": agent, "judge": judge},
+        metadata={
+            "labcoat_family": FAMILY,
+            "target": target,
+            "agent": agent,
+            "judge": judge,
+            "code_dev": code_dev,
+            "labcoat_variant": variant,
+        },
         model_roles={"grader": judge_model} if judge_model else None,
         # one sample's error (a task that cannot start, a broken grader) is recorded and
         # the others go on; the log still ends as an error, so a re-run retries it
