@@ -213,7 +213,7 @@ def paperbench_scorer():
                 # the same submission again, on a fresh copy, with a changed seed
                 again = replace(settings, env={**settings.env, **env})
                 rerun_record, rerun_dir = await stack.enter_async_context(
-                    reproduce(submission, again)
+                    reproduce_placed(submission, again)
                 )
                 transcript().info(
                     {"rerun": {"env": env, **rerun_record.to_json()}}, source="labcoat.paperbench"
