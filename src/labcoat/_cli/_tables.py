@@ -53,7 +53,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
     for v in verdicts:
         t = v.entry.thresholds
         rule = f"≥ {t.oracle_min} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
-        oracle = _fmt(v.oracle.normalized_mean if v.oracle else None)
+        oracle = v.note or _fmt(v.oracle.normalized_mean if v.oracle else None)
         noop = _fmt(v.noop.normalized_mean if v.noop else None)
         if v.unavailable:
             result = f"[yellow]unavailable[/yellow]: {escape(v.unavailable)}"
