@@ -47,6 +47,8 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
         reasons = "; ".join(result.error_reasons[:2])
         problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
     value = result.normalized_mean
+    if value is None and agent == "noop" and result.raw_mean is not None:
+        value = result.raw_mean  # a task without normalization: nothing done must read 0
     if value is None:
         problems.append(f"{agent}: no normalized score")
     return value, problems

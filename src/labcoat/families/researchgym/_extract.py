@@ -36,10 +36,10 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, int | float):
         number = float(value)
     elif isinstance(value, str):
-        try:
-            number = float(value.strip().rstrip("%").replace("−", "-"))
-        except ValueError:
+        values = cell_values(value)  # "80.1", "12%", "80.1 ±0.3": one value, errors aside
+        if values is None or len(values) != 1:
             return None
+        number = values[0]
     else:
         return None
     return number if math.isfinite(number) else None
@@ -63,8 +63,8 @@ def cell_values(cell: str) -> list[float] | None:
         match = _VALUE.match(text, position)
         if match is None or match.end() == position:
             return None
-        number = as_number(match.group("number"))
-        if number is None:
+        number = float(match.group("number").replace("−", "-"))
+        if not math.isfinite(number):
             return None
         values.append(number)
         position = match.end()

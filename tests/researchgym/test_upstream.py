@@ -1,0 +1,96 @@
+"""Against a checkout of upstream ResearchGym (github.com/Anikethh/ResearchGym), as cloned.
+
+Set LABCOAT_RESEARCHGYM_UPSTREAM to the repository's root to run these; without it they
+are skipped, with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from cli_runner import run_cli_captured
+
+from labcoat._run._check import check_entries
+from labcoat.families.researchgym import TaskFolder, discover, summarize
+from labcoat.families.researchgym._extract import filled_method_rows
+from labcoat.families.researchgym._folder import DESCRIPTION
+from labcoat.families.researchgym._grading import GraderRun
+from labcoat.families.researchgym._scoring import raw_values
+from labcoat.sandbox import machine_has_gpu
+
+ROOT = os.environ.get("LABCOAT_RESEARCHGYM_UPSTREAM")
+pytestmark = pytest.mark.skipif(
+    not ROOT, reason="LABCOAT_RESEARCHGYM_UPSTREAM (a ResearchGym checkout) is not set"
+)
+TEST_SPLIT = Path(ROOT or ".") / "tasks" / "test"
+TASKS = [
+    "continual-learning",
+    "cross-modal-retrieval",
+    "improving-replay-buffers",
+    "materials-tokenization",
+    "time-series-explanation",
+]
+
+
+def test_every_test_task_lists_with_its_subtasks() -> None:
+    entries = {e.id: e for e in discover(TEST_SPLIT)}
+    for name in TASKS:
+        entry = entries.pop(name)
+        assert entry.problem is None
+        assert entry.extra["sidecar"] == f"overlay {name}.yaml", entry.extra.get("overlay")
+        assert entry.extra["subtasks"] >= entry.extra["primary_subtasks"] >= 1
+        assert not entry.has_oracle
+    # upstream's test split also holds a folder without task_description.md: reported
+    for name, entry in entries.items():
+        assert entry.problem is not None, name
+        assert DESCRIPTION in entry.problem
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_untouched_results_table_scores_zero(name: str) -> None:
+    folder = TaskFolder(TEST_SPLIT / name)
+    assert folder.sidecar is not None
+    description = folder.description()
+    run = GraderRun(
+        "bash grading/grade.sh", "/run", 0, False, 1.0, "", "", True, {DESCRIPTION: description}
+    )
+    raws = raw_values(folder.sidecar, run)
+    assert all(v is None for v in raws.values()), raws
+    summary = summarize(folder.sidecar.subtasks, raws)
+    assert summary.normalized == 0.0 and summary.completion_rate == 0.0
+    filled, rows = filled_method_rows(description)
+    assert filled == 0 and rows >= 1
+
+
+def test_overlays_match_the_descriptions_tables() -> None:
+    script = Path(__file__).parents[2] / "scripts" / "researchgym_overlays.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(TEST_SPLIT), "--check"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_list_names_the_broken_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli_captured(capsys, "list", str(TEST_SPLIT), "--json")
+    assert code == 2  # a folder of the target cannot be loaded
+    listed = {e["id"]: e for e in json.loads(out)}
+    for name in TASKS:
+        assert listed[name]["subtask_ids"] and listed[name]["primary_subtask_ids"]
+    assert "interpreting-diffusion-transformers" in err
+    assert "Traceback" not in out + err
+
+
+def test_preflight_without_building() -> None:
+    entries = [e for e in discover(TEST_SPLIT)]
+    problems = anyio.run(check_entries, entries, False)
+    kinds = {(p.task, p.kind) for p in problems}
+    for name in TASKS:
+        assert (name, "sidecar") not in kinds and (name, "overlay") not in kinds
+        assert ((name, "gpu") in kinds) == (not machine_has_gpu())
+    assert ("interpreting-diffusion-transformers", "load") in kinds
