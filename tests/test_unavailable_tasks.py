@@ -107,3 +107,27 @@ def test_validate_table_says_no_oracle(
     assert code == 0, out + err
     assert "no oracle: checks noop only" in out
     assert "0.000 (raw)" in out
+
+
+def test_eval_table_prints_the_reason_as_text(
+    two_tasks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reason names the requirements file in brackets: printed, not read as markup."""
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, err = run_cli_captured(
+        capsys,
+        "eval",
+        str(two_tasks),
+        "--family",
+        "researchgym",
+        "--agent",
+        "noop",
+        "--log-dir",
+        str(tmp_path / "logs"),
+    )
+    assert code == 1
+    assert "Traceback" not in out + err
+    assert "unavailable: " in out and "requirements.txt]" in out

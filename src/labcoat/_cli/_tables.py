@@ -26,14 +26,14 @@ def print_results(results: list[TaskResult], title: str) -> None:
         )
     for r in results:
         table.add_row(
-            r.task_id,
+            escape(r.task_id),
             r.family,
-            r.agent,
+            escape(r.agent),
             str(r.runs),
             str(r.errors),
             _fmt(r.raw_mean),
             _fmt(r.normalized_mean, r.normalized_se),
-            _note(r),
+            escape(_note(r)),  # reasons hold paths in brackets: not markup
         )
     Console().print(table)
     print_subtasks(results)
@@ -59,8 +59,8 @@ def print_subtasks(results: list[TaskResult]) -> None:
         summary.add_column(column, overflow="fold")
     for r in with_subtasks:
         summary.add_row(
-            r.task_id,
-            r.agent,
+            escape(r.task_id),
+            escape(r.agent),
             _fmt(r.component_mean("completion_rate")),
             _fmt(r.component_mean("improved")),
             _fmt(r.component_mean("improvement")),
@@ -78,7 +78,7 @@ def print_subtasks(results: list[TaskResult]) -> None:
                 "",
                 "",
                 "",
-                sub + (" (primary)" if sub in r.primary else ""),
+                escape(sub) + (" (primary)" if sub in r.primary else ""),
                 _fmt(raw),
                 _fmt(r.component_mean(f"normalized/{sub}")),
             )
@@ -110,5 +110,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             result = "[green]pass[/green]"
         else:
             result = "[red]FAIL[/red]: " + escape("; ".join(v.problems))
-        table.add_row(v.entry.id, v.entry.family, oracle, noop, rule, result)
+        table.add_row(
+            escape(v.entry.id), v.entry.family, escape(oracle), noop, escape(rule), result
+        )
     Console().print(table)
