@@ -59,6 +59,7 @@ class TaskSpec:
     grading_network: bool = False
     notes: list[str] = field(default_factory=list)
     command: str = "bash grading/grade.sh"
+    requires: list[str] = field(default_factory=list)
 
 
 def _continual_learning() -> TaskSpec:
@@ -224,6 +225,9 @@ def _materials_tokenization() -> TaskSpec:
         timeout_minutes=720,
         grading_network=True,
         command=f'bash grading/grade.sh --json-out "$PWD/{SUMMARY}"',
+        # the NER evaluation the grader runs imports this module; the repository as
+        # published does not hold it (labcoat check says so rather than assuming)
+        requires=["eval/classification/ner/ner_datasets.py"],
         notes=[
             "the grader fine-tunes SciBERT with the agent's tokenizer: it downloads the "
             "backbone (network) and needs a GPU to finish in time",
@@ -355,6 +359,7 @@ def overlay(task_dir: Path, spec: TaskSpec) -> dict[str, Any]:
             "self_reported": True,
             "timeout_minutes": spec.timeout_minutes,
             **({"network": True} if spec.grading_network else {}),
+            **({"requires": spec.requires} if spec.requires else {}),
         },
         "subtasks": subtasks,
     }

@@ -260,3 +260,17 @@ def test_missing_grader_script_is_reported(tmp_path: Path) -> None:
     [entry] = discover(folder)
     problems = preflight(entry).problems
     assert any(p.startswith("grader: ") and "grade.sh is missing" in p for p in problems)
+
+
+def test_files_the_grader_needs_are_checked(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    shutil.copytree(UPSTREAM, folder)
+    (folder / "labcoat.yaml").write_text(
+        "grading: {requires: [grading/grade.py, eval/ner_datasets.py]}\n"
+        "subtasks:\n"
+        "  - {id: a, metric: acc, higher_is_better: true, primary: true, sota: 1.0,\n"
+        "     source: {table: {header: Split A, column: 1}}}\n"
+    )
+    [entry] = discover(folder)
+    [problem] = preflight(entry).problems
+    assert problem.startswith("grader: ") and "eval/ner_datasets.py is missing" in problem

@@ -112,6 +112,15 @@ def test_a_grader_that_fails_gives_no_score() -> None:
     crashed = grader_run({"task_description.md": TABLE}, exit_code=1, stderr=CRASH)
     why = grader_failure(crashed, SIDECAR, TABLE, 60)
     assert why == "the grader exited 1: ModuleNotFoundError: No module named 'torch'"
+    # a grader that runs another program: the first exception is the cause
+    chained = CRASH.replace("torch", "ner_datasets") + (
+        "Traceback (most recent call last):\n"
+        "subprocess.CalledProcessError: Command '['python', 'ner.py']' returned 1.\n"
+    )
+    run = grader_run({}, exit_code=1, stderr=chained)
+    assert grader_failure(run, SIDECAR, TABLE, 60) == (
+        "the grader exited 1: ModuleNotFoundError: No module named 'ner_datasets'"
+    )
     timed_out = grader_run({}, exit_code=None, timed_out=True)
     assert (
         grader_failure(timed_out, SIDECAR, TABLE, 30) == "the grader timed out after 30 minute(s)"

@@ -94,3 +94,6 @@ def test_preflight_without_building() -> None:
         assert (name, "sidecar") not in kinds and (name, "overlay") not in kinds
         assert ((name, "gpu") in kinds) == (not machine_has_gpu())
     assert ("interpreting-diffusion-transformers", "load") in kinds
+    # upstream's materials-tokenization grader imports a module its folder lacks
+    graders = [p.message for p in problems if p.kind == "grader"]
+    assert any("ner_datasets.py is missing" in m for m in graders), graders

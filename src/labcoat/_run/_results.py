@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -98,11 +99,17 @@ class TaskResult:
 UNAVAILABLE = "environment unavailable:"
 
 
+_REPR = re.compile(r"^[A-Za-z_][\w.]*\((['\"])(.*)\1\)$", re.DOTALL)
+
+
 def error_reason(message: str | None) -> str:
     """One line that says why a sample errored (its error's own line, not a traceback)."""
     if not message:
         return "no score"
     text = message.strip()
+    wrapped = _REPR.match(text)  # Inspect records some errors as `Name("message")`
+    if wrapped:
+        text = wrapped.group(2).replace(f"\\{wrapped.group(1)}", wrapped.group(1)).strip()
     start = text.find(UNAVAILABLE)
     if start >= 0:
         return text[start:].splitlines()[0]

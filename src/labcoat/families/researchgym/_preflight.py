@@ -44,6 +44,12 @@ def preflight(entry: TaskEntry) -> Preflight:
     script = _grader_script_problem(folder, grading.command)
     if script:
         problems.append(script)
+    for name in grading.requires:
+        if not (folder.path / name).exists():
+            problems.append(
+                f"grader: {folder.path / name} is missing; the grader needs it "
+                f"(grading.requires), so grading will fail"
+            )
     if sidecar is not None and sidecar.install and not (folder.path / INSTALL).is_file():
         problems.append(f"install: the sidecar asks to run {INSTALL}, which is missing")
     return Preflight(

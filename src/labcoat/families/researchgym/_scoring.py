@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from inspect_ai.log import transcript
@@ -99,9 +100,16 @@ def raw_values(sidecar: Sidecar, run: GraderRun) -> dict[str, float | None]:
     return values
 
 
-def _last_line(text: str) -> str:
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b.*")
+
+
+def _reason_line(text: str) -> str:
+    """The line that says why: the first exception a traceback names (a grader that runs
+    other programs ends with its own exception; the first is the cause), else the last."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
+    causes = [line for line in lines if _EXCEPTION.match(line)]
+    line = causes[0] if causes else (lines[-1] if lines else "")
+    return line[:300]
 
 
 def grader_failure(
@@ -116,7 +124,7 @@ def grader_failure(
     if run.timed_out:
         return f"the grader timed out after {timeout_minutes:g} minute(s)"
     if run.exit_code != 0:
-        last = _last_line(run.stderr) or _last_line(run.stdout)
+        last = _reason_line(run.stderr) or _reason_line(run.stdout)
         return f"the grader exited {run.exit_code}" + (f": {last}" if last else "")
     specs = sidecar.subtasks if sidecar else ()
     if any(s.source.json_path is not None and s.source.file is None for s in specs):

@@ -143,6 +143,10 @@ class GradingSpec(StrictModel):
     network: bool = False
     """Whether the grader may use the network (through the task's blocklist), e.g. an
     upstream grader that downloads the backbone it fine-tunes."""
+    requires: tuple[str, ...] = ()
+    """Files of the task folder the grader needs (paths relative to it): `labcoat check`
+    reports each one that is missing (an upstream folder shipped without a module its
+    grader imports)."""
 
 
 class OracleSpec(StrictModel):
@@ -204,6 +208,9 @@ def validate_sidecar(sidecar: Sidecar, path: Path) -> None:
     for name in sidecar.protected:
         if Path(name).is_absolute() or ".." in Path(name).parts:
             raise TaskDataError(path, "protected", f"{name!r}: give a path inside the task")
+    for name in sidecar.grading.requires:
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise TaskDataError(path, "grading.requires", f"{name!r}: give a path inside the task")
 
 
 def load_sidecar(task_dir: Path) -> Sidecar | None:
