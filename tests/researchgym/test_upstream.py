@@ -15,9 +15,12 @@ from pathlib import Path
 import anyio
 import pytest
 from cli_runner import run_cli_captured
+from inspect_ai import eval, task_with
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import sandbox
 
 from labcoat._run._check import check_entries
-from labcoat.families.researchgym import TaskFolder, discover, summarize
+from labcoat.families.researchgym import TaskFolder, discover, researchgym, summarize
 from labcoat.families.researchgym._extract import filled_method_rows
 from labcoat.families.researchgym._folder import DESCRIPTION
 from labcoat.families.researchgym._grading import GraderRun
@@ -97,3 +100,47 @@ def test_preflight_without_building() -> None:
     # upstream's materials-tokenization grader imports a module its folder lacks
     graders = [p.message for p in problems if p.kind == "grader"]
     assert any("ner_datasets.py is missing" in m for m in graders), graders
+
+
+def cifar_log(i: int, seed: int) -> str:
+    """One run's log, in the format upstream's continual-learning grader parses."""
+    return f"seed: {seed}\n" + "".join(
+        f"CNN: {{'total': {80 + task * 0.5 + i:.2f}, '00-09': 90.0}}\n"
+        f"Average Accuracy (CNN): {88 + task * 0.3 + i:.2f}\n"
+        for task in range(10)
+    )
+
+
+@solver
+def logs_cifar_runs() -> Solver:
+    """Leaves a log per seed, as upstream's starting code writes them."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        for i, seed in enumerate((1992, 1993, 1994)):
+            path = f"/home/agent/work/logs/cifar100_seed{seed}.log"
+            await sandbox().write_file(path, cifar_log(i, seed))
+        return state
+
+    return solve
+
+
+@pytest.mark.slow
+def test_upstream_grader_output_reaches_the_subtasks(tmp_path: Path) -> None:
+    """Upstream's own grader, in its own environment (built from PyPI: slow the first
+    time), fills the CIFAR-100 row; the overlay reads both of its values."""
+    task = task_with(
+        researchgym(target=str(TEST_SPLIT), tasks="continual-learning", agent="noop"),
+        solver=logs_cifar_runs(),
+    )
+    [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
+    assert log.samples is not None
+    [sample] = log.samples
+    assert sample.error is None, sample.error.message
+    score = next(iter((sample.scores or {}).values()))
+    assert isinstance(score.value, dict) and score.metadata is not None
+    # the mean over the three seeds of the last task's values
+    assert score.value["raw/cifar100_acc"] == pytest.approx(85.5)
+    assert score.value["raw/cifar100_aaa"] == pytest.approx(91.7)
+    assert score.value["normalized"] == pytest.approx((85.5 / 86.75 + 91.7 / 91.72) / 2)
+    assert score.value["completion_rate"] == pytest.approx(2 / 12)
+    assert score.value["improved"] == 0.0 and score.value["self_reported"] == 1.0

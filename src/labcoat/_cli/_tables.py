@@ -99,7 +99,8 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
         table.add_column(column, overflow="fold")
     for v in verdicts:
         t = v.entry.thresholds
-        rule = f"≥ {t.oracle_min} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
+        oracle_rule = f"≥ {t.oracle_min}" if v.entry.has_oracle else "—"
+        rule = f"{oracle_rule} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
         oracle = v.note or _fmt(v.oracle.normalized_mean if v.oracle else None)
         noop = _fmt(v.noop.normalized_mean if v.noop else None)
         if v.noop and v.noop.normalized_mean is None and v.noop.raw_mean is not None:
