@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from labcoat.families.researchgym._sidecar import Sidecar
 from labcoat.grading import copy_into_sandbox
 from labcoat.sandbox import DEFAULT_WORKDIR, BwrapConfig
 from labcoat.suites import resolve_target
+
+logger = logging.getLogger(__name__)
 
 FAMILY = "researchgym"
 UPSTREAM_TIME_LIMIT_MINUTES = 720
@@ -213,7 +216,9 @@ def researchgym(
     broken = [e for e in entries if e.problem]
     if broken and ids:
         raise LabcoatError(f"{broken[0].id}: cannot be loaded: {broken[0].problem}")
-    entries = [e for e in entries if not e.problem]  # reported by `labcoat list` / eval
+    for entry in broken:  # `labcoat list`/`eval` report them too; from Inspect, say so here
+        logger.warning("researchgym task %s cannot be loaded: %s", entry.id, entry.problem)
+    entries = [e for e in entries if not e.problem]
     if not entries:
         raise LabcoatError(f"{target}: no ResearchGym task folders found")
     samples = [_sample(TaskFolder(e.path), sandbox, idea_hint) for e in entries]
