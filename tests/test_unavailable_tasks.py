@@ -76,8 +76,58 @@ def test_validate_lists_the_unavailable_task_apart(
         "--json",
     )
     verdicts = {v["task"]: v for v in _json_document(out)}
-    assert code == 1  # "fine" declares no oracle: a failure; "broken" is only unavailable
-    assert verdicts["broken"]["passed"] and not verdicts["fine"]["passed"]
+    # neither declares an oracle: the noop alone is checked ("fine" scores 0 doing
+    # nothing); "broken" is only unavailable, not a failure
+    assert code == 0, verdicts
+    assert verdicts["broken"]["passed"] and verdicts["fine"]["passed"]
+    assert verdicts["fine"]["note"] == "no oracle: checks noop only"
+    assert verdicts["fine"]["oracle"] is None and verdicts["fine"]["noop"]["raw"] == 0.0
     assert "labcoat-test.invalid" in verdicts["broken"]["unavailable"]
     assert verdicts["fine"]["unavailable"] is None
     assert "Traceback" not in out + err
+
+
+def test_validate_table_says_no_oracle(
+    two_tasks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the table's cells unwrapped
+    shutil.rmtree(two_tasks / "broken")
+    code, out, err = run_cli_captured(
+        capsys,
+        "validate",
+        str(two_tasks),
+        "--family",
+        "researchgym",
+        "--log-dir",
+        str(tmp_path / "logs"),
+    )
+    assert code == 0, out + err
+    assert "no oracle: checks noop only" in out
+    assert "0.000 (raw)" in out
+
+
+def test_eval_table_prints_the_reason_as_text(
+    two_tasks: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reason names the requirements file in brackets: printed, not read as markup."""
+    monkeypatch.setenv("COLUMNS", "400")
+    code, out, err = run_cli_captured(
+        capsys,
+        "eval",
+        str(two_tasks),
+        "--family",
+        "researchgym",
+        "--agent",
+        "noop",
+        "--log-dir",
+        str(tmp_path / "logs"),
+    )
+    assert code == 1
+    assert "Traceback" not in out + err
+    assert "unavailable: " in out and "requirements.txt]" in out

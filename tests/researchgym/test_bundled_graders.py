@@ -112,3 +112,81 @@ def test_baseline_explainer_scores_as_declared(tmp_path: Path) -> None:
     for spec in sidecar["subtasks"]:
         measured = result["subtasks"][spec["id"]]
         assert measured == pytest.approx(spec["baselines"]["saliency"], abs=5e-4), spec["id"]
+
+
+NCM = """
+import os
+import numpy as np
+
+class Learner:
+    def __init__(self):
+        self.classes, self.means = np.zeros(0, dtype=int), np.zeros((0, 64))
+
+    def learn(self, X, y):
+        for c in np.unique(y):
+            self.classes = np.append(self.classes, c)
+            self.means = np.vstack([self.means, X[y == c].mean(axis=0)])
+
+    def predict(self, X):
+        d = ((X[:, None, :].astype(float) - self.means[None]) ** 2).sum(-1)
+        return self.classes[d.argmin(axis=1)]
+
+    def save(self, folder):
+        np.savez(os.path.join(folder, "s.npz"), c=self.classes, m=self.means)
+
+    @classmethod
+    def load(cls, folder):
+        state = np.load(os.path.join(folder, "s.npz"))
+        learner = cls()
+        learner.classes, learner.means = state["c"], state["m"]
+        return learner
+"""
+
+
+def test_a_link_in_the_saved_state_invalidates_the_split(tmp_path: Path) -> None:
+    code = NCM.replace(
+        'np.savez(os.path.join(folder, "s.npz"), c=self.classes, m=self.means)',
+        'np.savez(os.path.join(folder, "s.npz"), c=self.classes, m=self.means)\n'
+        '        os.symlink("/tmp", os.path.join(folder, "elsewhere"))',
+    )
+    result = grade("class-incremental", submit(tmp_path / "ws", "learner.py", code), tmp_path)
+    assert result["subtasks"]["split5_acc"] is None
+    assert "not a regular file or folder" in result["details"]["split5"]["error"]
+
+
+def test_what_prediction_writes_does_not_reach_the_next_task(tmp_path: Path) -> None:
+    """Test images seen at prediction time cannot be kept for later tasks."""
+    code = NCM.replace(
+        "    def predict(self, X):\n",
+        "    def predict(self, X):\n"
+        "        np.save(os.path.join(self.folder, 'test_images.npy'), X)\n",
+    ).replace(
+        "        learner = cls()\n",
+        "        if os.path.exists(os.path.join(folder, 'test_images.npy')):\n"
+        "            raise RuntimeError('test images kept from an earlier prediction')\n"
+        "        learner = cls()\n        learner.folder = folder\n",
+    )
+    result = grade("class-incremental", submit(tmp_path / "ws", "learner.py", code), tmp_path)
+    assert result["subtasks"]["split5_acc"] == pytest.approx(0.5333, abs=5e-4), result["details"]
+    assert result["integrity_flags"] == []
+
+
+def test_saved_state_is_charged_for_names(tmp_path: Path) -> None:
+    """64 KiB of contents in one file fits exactly; the same bytes spread over names do not."""
+    sys.path.insert(0, str(BUNDLED / "class-incremental" / "grading"))
+    try:
+        import importlib
+
+        grader = importlib.import_module("grade")
+    finally:
+        sys.path.pop(0)
+    state, snapshot = tmp_path / "state", tmp_path / "snapshot"
+    state.mkdir()
+    (state / "a.bin").write_bytes(b"x" * 1000)
+    (state / "sub").mkdir()
+    (state / "sub" / ("n" * 200)).write_bytes(b"")
+    charged, contents = grader._snapshot(state, snapshot)
+    assert contents == 1000
+    assert charged == 1000 + (5 + 32) + (3 + 32) + (200 + 32)
+    assert (snapshot / "sub" / ("n" * 200)).is_file()
+    assert (snapshot / "a.bin").read_bytes() == b"x" * 1000

@@ -328,3 +328,188 @@ def test_upstream_task_with_sidecar_is_marked_self_reported(tmp_path: Path) -> N
     assert score.value["improved"] == 1.0
     assert score.metadata["self_reported"] is True and score.value["self_reported"] == 1.0
     assert score.metadata["grader"]["run_dir"] == "/root/.labcoat/run"
+
+
+# --- graders that fail ------------------------------------------------------------------
+
+
+def test_a_crashing_grader_is_an_error_with_its_output_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "crashing-grader"
+    shutil.copytree(UPSTREAM, folder)
+    (folder / "grading" / "grade.sh").write_text(
+        "echo 'grading the logs'\npython3 -c 'import torch_is_not_installed'\n"
+    )
+    [log] = eval(
+        researchgym(target=str(folder), agent="noop"),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.samples is not None
+    [sample] = log.samples
+    assert sample.error is not None, sample.scores
+    assert "the grader exited 1: ModuleNotFoundError" in sample.error.message
+    assert not sample.scores  # no score at all, not a zero
+    record = sample.store["labcoat:researchgym:grader"]
+    assert record["exit_code"] == 1
+    assert "grading the logs" in record["stdout_tail"]
+    assert "torch_is_not_installed" in record["stderr_tail"]
+
+
+def test_a_grader_past_its_time_is_an_error(tmp_path: Path) -> None:
+    folder = tmp_path / "slow-grader"
+    shutil.copytree(UPSTREAM, folder)
+    (folder / "grading" / "grade.sh").write_text("echo started\nsleep 60\n")
+    sidecar = {
+        "grading": {"timeout_minutes": 0.05},
+        "subtasks": [
+            {
+                "id": "split_a",
+                "metric": "accuracy",
+                "higher_is_better": True,
+                "primary": True,
+                "sota": 0.7,
+                "source": {"table": {"header": "Split A Acc", "column": 1}},
+            }
+        ],
+    }
+    (folder / "labcoat.yaml").write_text(yaml.safe_dump(sidecar))
+    [log] = eval(
+        researchgym(target=str(folder), agent="noop"),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.samples is not None
+    [sample] = log.samples
+    assert sample.error is not None and "timed out after 0.05 minute(s)" in sample.error.message
+    assert sample.store["labcoat:researchgym:grader"]["timed_out"] is True
+
+
+# --- cheats on the bundled tasks, through the agent's own sandbox -----------------------
+
+WINDOW_DETECTOR = '''
+"""Finds each problem's pattern in the series itself; asks the model nothing but which
+problem it is (from its weights), never for gradients or outputs."""
+import numpy as np
+
+
+def _cover(score, width):
+    n, positions = score.shape
+    out = np.full((n, positions + width - 1), -np.inf)
+    for i in range(width):
+        out[:, i : i + positions] = np.maximum(out[:, i : i + positions], score)
+    return out
+
+
+def _windows(X, width):
+    return np.lib.stride_tricks.sliding_window_view(X, width, axis=1)
+
+
+def _bump(X):
+    return _cover(np.abs(_windows(X, 8) @ np.sin(np.pi * (np.arange(8) + 0.5) / 8)), 8)
+
+
+def _burst(X):
+    w, k, e = _windows(X, 12), np.arange(12), 0
+    for period in (3, 8):
+        c, s = np.cos(2 * np.pi * k / period), np.sin(2 * np.pi * k / period)
+        e = np.maximum(e, (w @ c) ** 2 + (w @ s) ** 2)
+    return _cover(e, 12)
+
+
+def _shift(X):
+    return _cover(np.abs(_windows(X, 16).mean(-1)), 16)
+
+
+def explain(model, X):
+    X = np.asarray(X, dtype=np.float64)
+    fingerprint = round(float(np.sum(model.W)), 2)  # the public models' weights
+    return {-1.71: _bump, 2.08: _burst, -1.52: _shift}.get(fingerprint, _bump)(X)
+'''
+
+
+@solver
+def submits(path: str, code: str) -> Solver:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        await sandbox().write_file(f"{WORKDIR}/{path}", code)
+        await sh("git add -A && git commit -qm 'my method'")
+        return state
+
+    return solve
+
+
+def test_an_explainer_that_ignores_the_model_is_blocked_and_flagged(tmp_path: Path) -> None:
+    """On the task's own models and windows this detector beats the reference method
+    (normalized about 1.1 before the model check): the decoy classifier shows its maps
+    do not follow the model."""
+    task = task_with(
+        researchgym(tasks="ts-attribution", agent="noop"),
+        solver=submits("submission/explainer.py", WINDOW_DETECTOR),
+    )
+    _, score = run(task, tmp_path)
+    assert isinstance(score.value, dict) and score.metadata is not None
+    assert score.value["normalized"] == 0.0  # no better than doing nothing
+    for kind in ("bump", "burst", "shift"):
+        assert score.value[f"raw/{kind}_auprc"] is None
+    [flag] = score.metadata["integrity_flags"]
+    assert "do not follow the model" in flag and "decoy" in flag
+    assert score.explanation is not None and "INTEGRITY:" in score.explanation
+
+
+NAME_HOARDER = """
+import os
+import numpy as np
+
+# Keeps every training image across tasks in the *names* of empty files (a budget that
+# sums file sizes sees 0 bytes) and predicts with shrunk LDA over all of them.
+
+
+class Learner:
+    def __init__(self):
+        self.X = np.zeros((0, 64), dtype=np.uint8)
+        self.y = np.zeros(0, dtype=np.int64)
+
+    def learn(self, X, y):
+        self.X = np.vstack([self.X, X.astype(np.uint8)])
+        self.y = np.concatenate([self.y, y])
+
+    def predict(self, X):
+        classes = np.unique(self.y)
+        Xf = self.X.astype(float)
+        means = np.stack([Xf[self.y == c].mean(0) for c in classes])
+        centered = Xf - means[np.searchsorted(classes, self.y)]
+        cov = centered.T @ centered / len(Xf)
+        cov = 0.9 * cov + 0.1 * np.trace(cov) / 64 * np.eye(64)
+        W = means @ np.linalg.inv(cov)
+        return classes[(X.astype(float) @ W.T - 0.5 * (W * means).sum(1)).argmax(1)]
+
+    def save(self, folder):
+        for i, (x, label) in enumerate(zip(self.X, self.y)):
+            open(os.path.join(folder, f"{i:05d}-{label}-{x.tobytes().hex()}"), "w").close()
+
+    @classmethod
+    def load(cls, folder):
+        learner = cls()
+        parts = [name.split("-") for name in sorted(os.listdir(folder))]
+        if parts:
+            learner.y = np.array([int(p[1]) for p in parts], dtype=np.int64)
+            learner.X = np.stack([np.frombuffer(bytes.fromhex(p[2]), np.uint8) for p in parts])
+        return learner
+"""
+
+
+def test_images_kept_in_file_names_are_blocked_and_flagged(tmp_path: Path) -> None:
+    """Counting file sizes only, this learner keeps 128 KiB of images for free and scores
+    as the reference method; names count against the budget now."""
+    task = task_with(
+        researchgym(tasks="class-incremental", agent="noop"),
+        solver=submits("submission/learner.py", NAME_HOARDER),
+    )
+    _, score = run(task, tmp_path)
+    assert isinstance(score.value, dict) and score.metadata is not None
+    assert score.value["normalized"] == 0.0
+    assert score.value["raw/split5_acc"] is None and score.value["raw/split10_acc"] is None
+    flags = score.metadata["integrity_flags"]
+    assert flags and all("file names" in flag for flag in flags)
+    assert "names included" in score.metadata["grader"]["stdout_tail"]

@@ -26,16 +26,63 @@ def print_results(results: list[TaskResult], title: str) -> None:
         )
     for r in results:
         table.add_row(
-            r.task_id,
+            escape(r.task_id),
             r.family,
-            f"{r.agent} [{r.variant}]" if r.variant else r.agent,
+            escape(f"{r.agent} [{r.variant}]" if r.variant else r.agent),
             str(r.runs),
             str(r.errors),
             _fmt(r.raw_mean),
             _fmt(r.normalized_mean, r.normalized_se),
-            _note(r),
+            escape(_note(r)),  # reasons hold paths in brackets: not markup
         )
     Console().print(table)
+    print_subtasks(results)
+
+
+def print_subtasks(results: list[TaskResult]) -> None:
+    """Tasks with sub-tasks (ResearchGym): completion, improvement, and each primary
+    sub-task or sub-task with a result (all of them are in --json and the logs)."""
+    with_subtasks = [r for r in results if r.subtasks]
+    if not with_subtasks:
+        return
+    summary = Table(title="sub-tasks")
+    for column in (
+        "task",
+        "agent",
+        "completion",
+        "improved",
+        "improvement",
+        "sub-task",
+        "raw",
+        "normalized",
+    ):
+        summary.add_column(column, overflow="fold")
+    for r in with_subtasks:
+        summary.add_row(
+            escape(r.task_id),
+            escape(r.agent),
+            _fmt(r.component_mean("completion_rate")),
+            _fmt(r.component_mean("improved")),
+            _fmt(r.component_mean("improvement")),
+            f"{len(r.subtasks)} declared, {len(r.primary)} primary",
+            "",
+            _fmt(r.normalized_mean),
+        )
+        for sub in r.subtasks:
+            raw = r.component_mean(f"raw/{sub}")
+            if sub not in r.primary and raw is None:
+                continue
+            summary.add_row(
+                "",
+                "",
+                "",
+                "",
+                "",
+                escape(sub) + (" (primary)" if sub in r.primary else ""),
+                _fmt(raw),
+                _fmt(r.component_mean(f"normalized/{sub}")),
+            )
+    Console().print(summary)
 
 
 def _note(result: TaskResult) -> str:
@@ -52,9 +99,12 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
         table.add_column(column, overflow="fold")
     for v in verdicts:
         t = v.entry.thresholds
-        rule = f"≥ {t.oracle_min} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
-        oracle = _fmt(v.oracle.normalized_mean if v.oracle else None)
+        oracle_rule = f"≥ {t.oracle_min}" if v.entry.has_oracle else "—"
+        rule = f"{oracle_rule} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
+        oracle = v.note or _fmt(v.oracle.normalized_mean if v.oracle else None)
         noop = _fmt(v.noop.normalized_mean if v.noop else None)
+        if v.noop and v.noop.normalized_mean is None and v.noop.raw_mean is not None:
+            noop = f"{_fmt(v.noop.raw_mean)} (raw)"
         if v.unavailable:
             result = f"[yellow]unavailable[/yellow]: {escape(v.unavailable)}"
         elif v.passed:
@@ -63,5 +113,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             result = "[red]FAIL[/red]: " + escape("; ".join(v.problems))
         variant = next((r.variant for r in (v.oracle, v.noop) if r and r.variant), "")
         family = f"{v.entry.family} [{variant}]" if variant else v.entry.family
-        table.add_row(v.entry.id, family, oracle, noop, rule, result)
+        table.add_row(
+            escape(v.entry.id), escape(family), escape(oracle), noop, escape(rule), result
+        )
     Console().print(table)

@@ -13,6 +13,14 @@ from labcoat.families import discover, family_names, select
 from labcoat.suites import resolve_target
 
 
+def _subtasks(extra: dict) -> str:
+    if "subtasks" not in extra:
+        return ""
+    if extra["subtasks"] is None:
+        return "undeclared"
+    return f"{extra['subtasks']} ({extra.get('primary_subtasks', 0)} primary)"
+
+
 @click.command("list")
 @click.argument("target")
 @click.option("--family", type=click.Choice(family_names()), help="Only this family.")
@@ -25,11 +33,17 @@ def command(target: str, family: str | None, as_json: bool) -> None:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
     else:
         table = Table(title=f"{len(entries) - len(broken)} task(s) in {target}")
-        for column in ("id", "family", "title", "samples"):
+        # families whose tasks declare sub-tasks (ResearchGym) get a column for them
+        with_subtasks = any("subtasks" in e.extra for e in entries)
+        columns = ("id", "family", "title", "samples", *(("sub-tasks",) if with_subtasks else ()))
+        for column in columns:
             table.add_column(column, overflow="fold")
         for e in entries:
             if not e.problem:
-                table.add_row(e.id, e.family, e.title, str(e.samples))
+                row = [e.id, e.family, e.title, str(e.samples)]
+                if with_subtasks:
+                    row.append(_subtasks(e.extra))
+                table.add_row(*row)
         Console().print(table)
     for e in broken:
         click.echo(f"labcoat: error: {e.family} task {e.id}: {e.problem}", err=True)

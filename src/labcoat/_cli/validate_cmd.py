@@ -44,10 +44,15 @@ def command(
         ray=ray_address_of(ray_address),
     )
     # tasks that time code run after the rest, one sample at a time, so the harness's
-    # own work on other samples doesn't land in their measurements
+    # own work on other samples doesn't land in their measurements; tasks without a
+    # reference solution get the noop alone
     timed = [e for e in entries if e.extra.get("timing_sensitive")]
-    untimed = [e for e in entries if not e.extra.get("timing_sensitive")]
+    untimed = [e for e in entries if not e.extra.get("timing_sensitive") and e.has_oracle]
+    noop_only = [e for e in entries if not e.extra.get("timing_sensitive") and not e.has_oracle]
     results = run_entries(target, untimed, options)[1] if untimed else []
+    if noop_only:
+        alone = replace(options, agents=["noop"], log_dir=f"{options.log_dir}/no-oracle")
+        results += run_entries(target, noop_only, alone)[1]
     if timed:
         serial = replace(
             options, log_dir=f"{options.log_dir}/timing-sensitive", max_samples=1, max_tasks=1

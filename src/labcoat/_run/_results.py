@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,6 +33,20 @@ class TaskResult:
     variant: str = ""
     """The family's variant the run used (PaperBench's `Code-Dev`), from the task's
     `labcoat_variant` metadata; runs of different variants are never pooled."""
+    components: dict[str, list[float]] = field(default_factory=dict)
+    """The score's other figures over the scored samples, e.g. ResearchGym's
+    `completion_rate`, `improvement`, `normalized/<sub-task>` (None values left out)."""
+    primary: set[str] = field(default_factory=set)
+    """Sub-tasks the scores' metadata marks primary (ResearchGym)."""
+
+    def component_mean(self, key: str) -> float | None:
+        finite = [v for v in self.components.get(key, []) if math.isfinite(v)]
+        return statistics.fmean(finite) if finite else None
+
+    @property
+    def subtasks(self) -> list[str]:
+        """Sub-task ids, in the order the scores give them."""
+        return [k.split("/", 1)[1] for k in self.components if k.startswith("normalized/")]
 
     @property
     def unavailable(self) -> str | None:
@@ -76,10 +91,19 @@ class TaskResult:
             "unavailable": self.unavailable,
             "problem": self.problem,
             "variant": self.variant or None,
+            **(
+                {"components": {k: self.component_mean(k) for k in self.components}}
+                if self.components
+                else {}
+            ),
+            **({"primary_subtasks": sorted(self.primary)} if self.primary else {}),
         }
 
 
 UNAVAILABLE = "environment unavailable:"
+
+
+_REPR = re.compile(r"^[A-Za-z_][\w.]*\((['\"])(.*)\1\)$", re.DOTALL)
 
 
 def error_reason(message: str | None) -> str:
@@ -87,11 +111,28 @@ def error_reason(message: str | None) -> str:
     if not message:
         return "no score"
     text = message.strip()
+    wrapped = _REPR.match(text)  # Inspect records some errors as `Name("message")`
+    if wrapped:
+        text = wrapped.group(2).replace(f"\\{wrapped.group(1)}", wrapped.group(1)).strip()
     start = text.find(UNAVAILABLE)
     if start >= 0:
         return text[start:].splitlines()[0]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "error"
+
+
+def _add_components(result: TaskResult, value: dict, metadata: dict) -> None:
+    for key, figure in value.items():
+        if key in (RAW, NORMALIZED, WEIGHT):
+            continue
+        listed = result.components.setdefault(key, [])
+        if isinstance(figure, int | float) and not isinstance(figure, bool):
+            listed.append(float(figure))
+    subtasks = metadata.get("subtasks")
+    if isinstance(subtasks, list):
+        result.primary.update(
+            str(s["id"]) for s in subtasks if isinstance(s, dict) and s.get("primary")
+        )
 
 
 def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
@@ -116,6 +157,7 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
                 continue
             if (score.metadata or {}).get("weak_test"):
                 result.weak_tests.append(str(sample.id))
+            _add_components(result, score.value, score.metadata or {})
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from labcoat._run._results import TaskResult
 from labcoat.families import TaskEntry
 
+NO_ORACLE = "no oracle: checks noop only"
+
 
 @dataclass
 class Verdict:
@@ -17,6 +19,10 @@ class Verdict:
     problems: list[str]
     unavailable: str | None = None
     """Why the task cannot run on this machine (not a failure of the task itself)."""
+
+    @property
+    def note(self) -> str | None:
+        return None if self.entry.has_oracle else NO_ORACLE
 
     def to_json(self) -> dict:
         t = self.entry.thresholds
@@ -29,6 +35,7 @@ class Verdict:
             "noop": self.noop.to_json() if self.noop else None,
             "thresholds": {"oracle_min": t.oracle_min, "noop_max": t.noop_max, "reason": t.reason},
             "problems": self.problems,
+            "note": self.note,
         }
 
 
@@ -40,6 +47,8 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
         reasons = "; ".join(result.error_reasons[:2])
         problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
     value = result.normalized_mean
+    if value is None and agent == "noop" and result.raw_mean is not None:
+        value = result.raw_mean  # a task without normalization: nothing done must read 0
     if value is None:
         problems.append(f"{agent}: no normalized score")
     return value, problems
@@ -59,7 +68,10 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
         if unavailable is not None:
             verdicts.append(Verdict(entry, oracle, noop, True, [], unavailable))
             continue
-        oracle_value, problems = _check(oracle, "oracle")
+        problems: list[str] = []
+        oracle_value = None
+        if entry.has_oracle:  # a task without a reference solution: the noop alone
+            oracle_value, problems = _check(oracle, "oracle")
         noop_value, noop_problems = _check(noop, "noop")
         problems += noop_problems
         t = entry.thresholds

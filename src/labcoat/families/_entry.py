@@ -33,6 +33,9 @@ class TaskEntry:
     problem: str | None = None
     """Why the task cannot be loaded (its files are broken), with the file and field; such
     an entry is listed and reported, never run."""
+    has_oracle: bool = True
+    """Whether the task has a reference solution for the oracle agent; `labcoat validate`
+    checks only the noop on a task without one (e.g. an upstream ResearchGym folder)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,5 +45,6 @@ class TaskEntry:
             "samples": self.samples,
             "path": str(self.path),
             **self.extra,
+            "has_oracle": self.has_oracle,
             "problem": self.problem,
         }

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from labcoat.families.researchgym._overlays import OverlayMatch, match_overlay
 from labcoat.families.researchgym._sidecar import SIDECAR, Sidecar, load_sidecar
 from labcoat.integrity import Blocklist, load_blocklist
 from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
@@ -34,8 +35,31 @@ class TaskFolder:
         return self.path.name
 
     @cached_property
-    def sidecar(self) -> Sidecar | None:
+    def _own_sidecar(self) -> Sidecar | None:
         return load_sidecar(self.path)
+
+    @cached_property
+    def overlay(self) -> OverlayMatch:
+        """labcoat's overlay for this folder (used only without a labcoat.yaml)."""
+        return match_overlay(self.path, self.description())
+
+    @cached_property
+    def sidecar(self) -> Sidecar | None:
+        """The folder's labcoat.yaml, else labcoat's overlay whose identity matches."""
+        own = self._own_sidecar
+        if own is not None:
+            return own
+        overlay = self.overlay.overlay
+        return overlay.sidecar() if overlay is not None else None
+
+    @property
+    def sidecar_origin(self) -> str | None:
+        """Where the sub-task declarations come from: `labcoat.yaml`, `overlay <file>`."""
+        if self._own_sidecar is not None:
+            return SIDECAR
+        if self.overlay.overlay is not None and self.overlay.file is not None:
+            return f"overlay {self.overlay.file.name}"
+        return None
 
     @cached_property
     def blocklist(self) -> Blocklist:
@@ -93,10 +117,41 @@ def is_task_folder(path: Path) -> bool:
     return (path / DESCRIPTION).is_file() and (path / "grading").is_dir()
 
 
-def find_tasks(root: Path) -> list[TaskFolder]:
-    """The task at `root`, or the tasks directly inside it (e.g. upstream `tasks/test`)."""
+def folder_problem(path: Path) -> str | None:
+    """Why a folder that looks like a task (a description or a grader) cannot be one."""
+    has_description = (path / DESCRIPTION).is_file()
+    has_grader = (path / "grading").is_dir()
+    if has_description and has_grader:
+        return None
+    if has_grader:
+        return (
+            f"{path / DESCRIPTION}: missing; the folder has a grader (grading/) but no "
+            f"task description, so there is nothing to give the agent"
+        )
+    if has_description and (path / SIDECAR).is_file():
+        return f"{path / 'grading'}: missing; the folder has a task description but no grader"
+    return None
+
+
+def looks_like_task(path: Path) -> bool:
+    """A task folder, or one that is meant to be and is broken (reported, not skipped)."""
+    if is_task_folder(path):
+        return True
+    return (path / "grading" / "grade.sh").is_file() or (
+        (path / DESCRIPTION).is_file() and (path / SIDECAR).is_file()
+    )
+
+
+def find_task_dirs(root: Path) -> list[Path]:
+    """The task folder at `root`, or those directly inside it (e.g. upstream `tasks/test`),
+    broken ones included."""
     if not root.is_dir():
         return []
-    if is_task_folder(root):
-        return [TaskFolder(root)]
-    return [TaskFolder(p) for p in sorted(root.iterdir()) if p.is_dir() and is_task_folder(p)]
+    if looks_like_task(root):
+        return [root]
+    return [p for p in sorted(root.iterdir()) if p.is_dir() and looks_like_task(p)]
+
+
+def find_tasks(root: Path) -> list[TaskFolder]:
+    """The loadable task folders at or directly inside `root`."""
+    return [TaskFolder(p) for p in find_task_dirs(root) if is_task_folder(p)]

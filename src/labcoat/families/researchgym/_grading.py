@@ -8,8 +8,9 @@ code that a grader runs as the agent user can reach neither. Two ways to run:
   workspace, and write their JSON result to $LABCOAT_GRADE_OUTPUT;
 - upstream graders, which parse logs the agent's runs wrote under the task folder: run in
   a scratch copy of the workspace where grading/ and task_description.md are put back from
-  the protected copy (an agent's edits to either count for nothing). Their scores are
-  self-reported.
+  the protected copy (an agent's edits to either count for nothing), and the files the
+  grader is declared to write are removed first (a summary the agent planted is not read
+  when the grader writes none). Their scores are self-reported.
 """
 
 from __future__ import annotations
@@ -58,16 +59,18 @@ class GraderRun:
         }
 
 
-def _script(command: str, self_reported: bool) -> tuple[str, str]:
+def _script(command: str, self_reported: bool, outputs: list[str]) -> tuple[str, str]:
     """(bash script, folder it runs in)."""
-    prepare = f"mkdir -p {shlex.quote(str(Path(GRADE_OUTPUT).parent))}"
+    output_dir = shlex.quote(str(Path(GRADE_OUTPUT).parent))
+    prepare = f"rm -rf {output_dir} && mkdir -p {output_dir}"
     if not self_reported:
         return f"{prepare}\ncd /root\n{command}\n", "/root"
     run = shlex.quote(SCRATCH_RUN)
+    planted = " ".join(shlex.quote(f"{SCRATCH_RUN}/{name}") for name in outputs)
     return (
         f"{prepare}\nrm -rf {run} && mkdir -p {run}\n"
         f"cp -a {WORKSPACE_MOUNT}/. {run}/\n"
-        f"rm -rf {run}/grading {run}/{DESCRIPTION}\n"
+        f"rm -rf {run}/grading {run}/{DESCRIPTION}{' ' + planted if planted else ''}\n"
         f"cp -a /root/grading {run}/grading\n"
         f"cp -a /root/{DESCRIPTION} {run}/{DESCRIPTION}\n"
         f"cd {run}\n{command}\n",
@@ -84,8 +87,13 @@ async def run_grader(
     timeout_s: float,
     memory_mb: int,
     read_files: list[str],
+    gpus: bool = False,
+    network: bool = False,
 ) -> GraderRun:
-    script, run_dir = _script(command, self_reported)
+    """Run the grader; `read_files` (relative to where it ran, or absolute) are read back,
+    and for upstream graders the relative ones are removed from the scratch copy first."""
+    outputs = [name for name in read_files if not name.startswith("/") and name != DESCRIPTION]
+    script, run_dir = _script(command, self_reported, outputs)
     env = {
         "LABCOAT_WORKSPACE": WORKSPACE_MOUNT,
         "LABCOAT_GRADE_OUTPUT": GRADE_OUTPUT,
@@ -99,6 +107,9 @@ async def run_grader(
         workspace_writable=False,
         environment=folder.environment,
         memory_mb=memory_mb,
+        gpus=gpus,
+        network=network,
+        blocklist=folder.blocklist.to_json() if network else None,
     ) as session:
         privileged = "root" in session.users
         started = time.monotonic()

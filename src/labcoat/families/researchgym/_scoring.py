@@ -5,19 +5,26 @@ what `labcoat validate` checks), `raw` (= `completion_rate`, the share of sub-ta
 valid result), `improved` (1/0) and `improvement` over the best baseline,
 `self_reported` (1 when the grader read results the agent wrote), and per sub-task
 `raw/<id>` and `normalized/<id>`. The metadata has the details, including
-whether the scores are self-reported.
+whether the scores are self-reported and the grader's `integrity_flags`.
+
+A grader that exits non-zero, times out or writes nothing gives no score: the sample is an
+error (`GraderFailed`), and the grader's record (command, exit code, output) is kept in
+the sample's store under `GRADER_RECORD` and in its transcript.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
+from inspect_ai.log import transcript
 from inspect_ai.scorer import Score, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
+from labcoat._errors import LabcoatError
 from labcoat.families._score import NORMALIZED, RAW, research_score
 from labcoat.families.researchgym._extract import (
     filled_method_rows,
@@ -25,7 +32,7 @@ from labcoat.families.researchgym._extract import (
     regex_value,
     table_value,
 )
-from labcoat.families.researchgym._folder import DESCRIPTION
+from labcoat.families.researchgym._folder import DESCRIPTION, TaskFolder
 from labcoat.families.researchgym._git import capture_history
 from labcoat.families.researchgym._grading import GRADE_OUTPUT, GraderRun, run_grader
 from labcoat.families.researchgym._metrics import RunSummary, summarize
@@ -38,17 +45,24 @@ COMPLETION = "completion_rate"
 IMPROVED = "improved"
 IMPROVEMENT = "improvement"
 SELF_REPORTED = "self_reported"
+INTEGRITY_FLAGS = "integrity_flags"
 GIT_SETUP = "labcoat:researchgym:git_setup"
+GRADER_RECORD = "labcoat:researchgym:grader"
 NORMALIZATION_RULE = (
     "per sub-task max(0, (raw - zero) / (sota - zero)), zero = 0 unless declared "
     "(lower-is-better metrics declare their worst value); no valid result = 0; the run's "
     "normalized score is the mean over primary sub-tasks"
 )
 UNDECLARED_NOTE = (
-    "sub-tasks undeclared: the task has no labcoat.yaml, so it is graded as one task-level "
-    "score, the share of the description's `Your Method` table rows the grader filled in. "
-    "Declare the sub-tasks in a sidecar for per-sub-task values and normalized scores."
+    "sub-tasks undeclared: the task has no labcoat.yaml and no overlay of labcoat's matches "
+    "it, so it is graded as one task-level score, the share of the description's "
+    "`Your Method` table rows that hold values after grading. Declare the sub-tasks in a "
+    "sidecar for per-sub-task values and normalized scores."
 )
+
+
+class GraderFailed(LabcoatError):
+    """The grader gave no result to score: the sample is an error, never a score."""
 
 
 def _files_to_read(sidecar: Sidecar | None) -> list[str]:
@@ -59,30 +73,84 @@ def _files_to_read(sidecar: Sidecar | None) -> list[str]:
     return files
 
 
+def _document(run: GraderRun, name: str) -> Any:
+    text = run.files.get(name)
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
 def raw_values(sidecar: Sidecar, run: GraderRun) -> dict[str, float | None]:
     """Each sub-task's value as the grader reported it (None: no valid result)."""
     documents: dict[str, Any] = {}
-
-    def document(name: str) -> Any:
-        if name not in documents:
-            text = run.files.get(name)
-            try:
-                documents[name] = json.loads(text) if text else None
-            except ValueError:
-                documents[name] = None
-        return documents[name]
-
     values: dict[str, float | None] = {}
     for spec in sidecar.subtasks:
         source = spec.source
         if source.json_path is not None:
-            values[spec.id] = json_value(document(source.file or GRADE_OUTPUT), source.json_path)
+            name = source.file or GRADE_OUTPUT
+            if name not in documents:
+                documents[name] = _document(run, name)
+            values[spec.id] = json_value(documents[name], source.json_path)
         elif source.regex is not None:
             values[spec.id] = regex_value(run.stdout, source.regex)
         else:
             assert source.table is not None
             values[spec.id] = table_value(run.files.get(DESCRIPTION) or "", source.table)
     return values
+
+
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b.*")
+
+
+def _reason_line(text: str) -> str:
+    """The line that says why: the first exception a traceback names (a grader that runs
+    other programs ends with its own exception; the first is the cause), else the last."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    causes = [line for line in lines if _EXCEPTION.match(line)]
+    line = causes[0] if causes else (lines[-1] if lines else "")
+    return line[:300]
+
+
+def grader_failure(
+    run: GraderRun, sidecar: Sidecar | None, description: str, timeout_minutes: float
+) -> str | None:
+    """Why the grader's run gives nothing to score, or None when it can be scored.
+
+    Non-zero exit, timeout, or nothing written: a labcoat grader (a `json` source without
+    `file`) must write its JSON result; any grader must leave some trace (output, a
+    declared result file, or an updated table).
+    """
+    if run.timed_out:
+        return f"the grader timed out after {timeout_minutes:g} minute(s)"
+    if run.exit_code != 0:
+        last = _reason_line(run.stderr) or _reason_line(run.stdout)
+        return f"the grader exited {run.exit_code}" + (f": {last}" if last else "")
+    specs = sidecar.subtasks if sidecar else ()
+    if any(s.source.json_path is not None and s.source.file is None for s in specs):
+        document = _document(run, GRADE_OUTPUT)
+        if not isinstance(document, dict):
+            return "the grader wrote no JSON result to $LABCOAT_GRADE_OUTPUT"
+    declared = [s.source.file for s in specs if s.source.file]
+    wrote = (
+        run.stdout.strip()
+        or run.stderr.strip()
+        or any(run.files.get(name) is not None for name in declared)
+        or (run.files.get(DESCRIPTION) or "") != description
+        or run.files.get(GRADE_OUTPUT) is not None
+    )
+    if not wrote:
+        return "the grader exited 0 but wrote nothing (no output, no result file, no table)"
+    return None
+
+
+def integrity_flags(run: GraderRun) -> list[str]:
+    """One-line integrity findings a labcoat grader reports beside its values."""
+    document = _document(run, GRADE_OUTPUT)
+    flags = document.get(INTEGRITY_FLAGS) if isinstance(document, dict) else None
+    if not isinstance(flags, list):
+        return []
+    return [" ".join(str(f).split())[:500] for f in flags if isinstance(f, str) and f.strip()]
 
 
 def _explanation(summary: RunSummary, self_reported: bool) -> str:
@@ -138,8 +206,8 @@ def _task_level_score(run: GraderRun) -> Score:
     filled, total = filled_method_rows(run.files.get(DESCRIPTION) or "")
     raw = filled / total if total else None
     explanation = (
-        f"SELF-REPORTED task-level score: the grader filled {filled} of {total} `Your Method` "
-        f"rows. {UNDECLARED_NOTE}"
+        f"SELF-REPORTED task-level score: {filled} of {total} `Your Method` rows hold values "
+        f"after grading. {UNDECLARED_NOTE}"
     )
     return research_score(
         raw,
@@ -149,10 +217,34 @@ def _task_level_score(run: GraderRun) -> Score:
             "self_reported": True,
             "subtasks": None,
             "note": UNDECLARED_NOTE,
-            "your_method_rows": {"filled": filled, "tables": total},
+            "your_method_rows": {"filled": filled, "rows": total},
         },
         **{COMPLETION: raw, SELF_REPORTED: 1.0},
     )
+
+
+def score_run(folder: TaskFolder, run: GraderRun) -> Score:
+    """The score of a grader's run, or GraderFailed when the run gives nothing to score."""
+    sidecar = folder.sidecar
+    grading = sidecar.grading if sidecar is not None else GradingSpec()
+    failure = grader_failure(run, sidecar, folder.description(), grading.timeout_minutes)
+    if failure is not None:
+        raise GraderFailed(
+            f"{folder.name}: {failure} (no score; the grader's output is kept in the "
+            f"sample's store, {GRADER_RECORD})"
+        )
+    if sidecar is not None:
+        result = _subtask_score(sidecar, run, grading.self_reported)
+    else:
+        result = _task_level_score(run)
+    flags = integrity_flags(run)
+    assert result.metadata is not None
+    result.metadata[INTEGRITY_FLAGS] = flags
+    if flags:
+        result.explanation = "\n".join(
+            [result.explanation or "", *(f"INTEGRITY: {flag}" for flag in flags)]
+        )
+    return result
 
 
 @scorer(
@@ -181,19 +273,21 @@ def researchgym_scorer():
                 timeout_s=grading.timeout_minutes * 60,
                 memory_mb=info.memory_mb,
                 read_files=_files_to_read(sidecar),
+                gpus=bool(sidecar and sidecar.resources.gpus),
+                network=grading.network,
             )
+            record = run.to_json()
+            store().set(GRADER_RECORD, record)
+            transcript().info(record, source="researchgym grader")
             try:
                 history = await capture_history(workspace, info.workdir)
             except Exception as ex:  # the history is a record; losing it must not lose the score
                 history = {"captured": False, "error": f"{type(ex).__name__}: {ex}"}
-        if sidecar is not None:
-            result = _subtask_score(sidecar, run, grading.self_reported)
-        else:
-            result = _task_level_score(run)
+        result = score_run(folder, run)
         hits = scan_messages(state.messages, folder.blocklist)
         assert result.metadata is not None
         result.metadata.update(
-            grader=run.to_json(),
+            grader=record,
             blocklist={
                 "rules": len(folder.blocklist.urls) + len(folder.blocklist.patterns),
                 "hits": [h.to_json() for h in hits],
@@ -201,10 +295,8 @@ def researchgym_scorer():
             network={"enabled": info.network, "attempts": network_attempts()},
             idea_hint=info.idea_hint,
             workspace_git={"setup": store().get(GIT_SETUP), **history},
+            sidecar=folder.sidecar_origin,
         )
-        if run.timed_out or run.exit_code != 0:
-            how = "timed out" if run.timed_out else f"exited {run.exit_code}"
-            result.explanation = f"{result.explanation}\nGRADER {how}: see metadata.grader"
         if hits:
             result.explanation = (
                 f"{result.explanation}\nBLOCKLIST: {len(hits)} blocked URL(s) in the transcript"

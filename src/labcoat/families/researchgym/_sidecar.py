@@ -28,12 +28,23 @@ class TableSource(StrictModel):
 
     header: str
     """Text found in the table's header row (picks the table)."""
+    occurrence: int = Field(default=0, ge=0)
+    """Which of the tables whose header has that text (0 = the first): upstream repeats
+    headers, e.g. one `| Method | CPD ↑ | AUP ↑ | AUR ↑ |` table per dataset."""
+    group: str | None = None
+    """Text of a row label that opens a group of rows (e.g. `**BLIP ViT-B/16**`): the row
+    is then the first `row` after it, before the next bold label. Without a group, the
+    table's last `row` is read."""
     row: str = "Your Method"
-    """Label in the first cell of the row; the last such row of the table is read."""
+    """Label in the first cell of the row."""
+    offset: int = Field(default=0, ge=0)
+    """Rows below that one: a continuation row with an empty label, e.g. the Macro-F1
+    line under `| Your Method | Micro-F1 | ... |`."""
     column: int | str
     """1-based index among the cells after the label, or the header cell's text."""
-    number: int = Field(default=0, ge=0)
-    """Which number in the cell: cells like `86.75 (0.12) 90.1 (0.3)` hold several."""
+    value: int = Field(default=0, ge=0)
+    """Which value in the cell: `86.75 (0.12) 90.1 (0.3)` holds two (86.75 and 90.1;
+    errors in parentheses or after ± are not values)."""
 
 
 class Source(StrictModel):
@@ -44,7 +55,8 @@ class Source(StrictModel):
     json_path: str | None = Field(default=None, alias="json")
     """`json:` in the file. Dotted path (`a.b[0].c`) into a JSON document."""
     file: str | None = None
-    """That JSON document, relative to the grading folder; default: $LABCOAT_GRADE_OUTPUT."""
+    """That JSON document, relative to the folder the grader runs in (for upstream graders,
+    a scratch copy of the task folder); default: $LABCOAT_GRADE_OUTPUT."""
     regex: str | None = None
     """Pattern searched in the grader's stdout; group 1 (or the match) of the last match."""
     table: TableSource | None = None
@@ -56,6 +68,10 @@ class Source(StrictModel):
             raise ValueError("give exactly one of json, regex or table")
         if self.file is not None and self.json_path is None:
             raise ValueError("`file` goes with `json`")
+        if self.file is not None and (
+            self.file.startswith("/") or ".." in Path(self.file).parts or not self.file.strip()
+        ):
+            raise ValueError(f"file {self.file!r}: give a path inside the grader's folder")
         if self.regex is not None:
             try:
                 re.compile(self.regex)
@@ -74,6 +90,8 @@ class SubtaskSpec(StrictModel):
     """Baseline name -> value, as in the task description's tables."""
     sota: float
     """The value normalized to 1: the paper's result (withheld from the agent)."""
+    sota_source: str | None = None
+    """Where `sota` comes from (a paper's table, a reference run, a baseline row)."""
     zero: float | None = None
     """The value normalized to 0; default 0 for higher-is-better metrics, and required
     for lower-is-better ones (their worst meaningful value, e.g. 1.0 for forgetting)."""
@@ -122,6 +140,13 @@ class GradingSpec(StrictModel):
     scores are marked self-reported. False: it recomputes every metric from the agent's
     artifacts against held-out data."""
     timeout_minutes: float = Field(default=60, gt=0)
+    network: bool = False
+    """Whether the grader may use the network (through the task's blocklist), e.g. an
+    upstream grader that downloads the backbone it fine-tunes."""
+    requires: tuple[str, ...] = ()
+    """Files of the task folder the grader needs (paths relative to it): `labcoat check`
+    reports each one that is missing (an upstream folder shipped without a module its
+    grader imports)."""
 
 
 class OracleSpec(StrictModel):
@@ -176,14 +201,22 @@ class Sidecar(StrictModel):
         return tuple(s for s in self.subtasks if s.primary)
 
 
-def load_sidecar(task_dir: Path) -> Sidecar | None:
-    path = task_dir / SIDECAR
-    if not path.exists():
-        return None
-    sidecar = load_model(Sidecar, path)
+def validate_sidecar(sidecar: Sidecar, path: Path) -> None:
+    """What the model alone cannot check; errors name the file and field."""
     if not sidecar.subtasks:
         raise TaskDataError(path, "subtasks", "declares no sub-tasks")
     for name in sidecar.protected:
         if Path(name).is_absolute() or ".." in Path(name).parts:
             raise TaskDataError(path, "protected", f"{name!r}: give a path inside the task")
+    for name in sidecar.grading.requires:
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise TaskDataError(path, "grading.requires", f"{name!r}: give a path inside the task")
+
+
+def load_sidecar(task_dir: Path) -> Sidecar | None:
+    path = task_dir / SIDECAR
+    if not path.exists():
+        return None
+    sidecar = load_model(Sidecar, path)
+    validate_sidecar(sidecar, path)
     return sidecar

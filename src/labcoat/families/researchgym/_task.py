@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,54 +14,87 @@ from inspect_ai.tool import Tool
 from inspect_ai.util import sandbox as sandbox_env
 from inspect_ai.util import store
 
-from labcoat._errors import LabcoatError
+from labcoat._errors import LabcoatError, TaskDataError
 from labcoat.agents import agent_solver
 from labcoat.families._entry import TaskEntry, ValidationThresholds
-from labcoat.families._registry import select
+from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
-from labcoat.families.researchgym._folder import INSTALL, TaskFolder, find_tasks
+from labcoat.families.researchgym._folder import (
+    DESCRIPTION,
+    INSTALL,
+    TaskFolder,
+    find_task_dirs,
+    folder_problem,
+)
 from labcoat.families.researchgym._git import init_workspace_repo
 from labcoat.families.researchgym._instructions import instructions
 from labcoat.families.researchgym._oracle import researchgym_oracle
 from labcoat.families.researchgym._sample import KEY, SampleInfo
 from labcoat.families.researchgym._scoring import GIT_SETUP, UNDECLARED_NOTE, researchgym_scorer
+from labcoat.families.researchgym._sidecar import Sidecar
 from labcoat.grading import copy_into_sandbox
 from labcoat.sandbox import DEFAULT_WORKDIR, BwrapConfig
 from labcoat.suites import resolve_target
+
+logger = logging.getLogger(__name__)
 
 FAMILY = "researchgym"
 UPSTREAM_TIME_LIMIT_MINUTES = 720
 INSTALL_TIMEOUT = 3600
 
 
+def _entry(folder: TaskFolder) -> TaskEntry:
+    sidecar = folder.sidecar
+    extra: dict[str, Any] = {
+        "time_limit_minutes": (
+            sidecar.time_limit_minutes if sidecar else UPSTREAM_TIME_LIMIT_MINUTES
+        ),
+        "normalized": sidecar is not None,
+        "self_reported": sidecar.grading.self_reported if sidecar else True,
+        "sidecar": folder.sidecar_origin,
+    }
+    if sidecar is not None:
+        extra["subtasks"] = len(sidecar.subtasks)
+        extra["primary_subtasks"] = len(sidecar.primary)
+        extra["subtask_ids"] = [s.id for s in sidecar.subtasks]
+        extra["primary_subtask_ids"] = [s.id for s in sidecar.primary]
+        extra["gpus"] = sidecar.resources.gpus
+    else:
+        extra["subtasks"] = None
+        extra["note"] = UNDECLARED_NOTE
+        if folder.overlay.mismatch:
+            extra["overlay"] = folder.overlay.mismatch
+    return TaskEntry(
+        id=folder.name,
+        family=FAMILY,
+        title=folder.title,
+        samples=1,
+        path=folder.path,
+        thresholds=sidecar.thresholds if sidecar else ValidationThresholds(),
+        extra=extra,
+        has_oracle=has_oracle(sidecar),
+    )
+
+
+def has_oracle(sidecar: Sidecar | None) -> bool:
+    return sidecar is not None and bool(sidecar.oracle.files or sidecar.oracle.run)
+
+
 def discover(root: Path) -> list[TaskEntry]:
-    """One entry per task folder at or directly under `root`."""
+    """One entry per task folder at or directly under `root`; a folder that is meant to
+    be a task but cannot be loaded is an entry with its problem, not skipped."""
     entries = []
-    for folder in find_tasks(root):
-        sidecar = folder.sidecar
-        extra: dict[str, Any] = {
-            "time_limit_minutes": (
-                sidecar.time_limit_minutes if sidecar else UPSTREAM_TIME_LIMIT_MINUTES
-            ),
-            "normalized": sidecar is not None,
-            "self_reported": sidecar.grading.self_reported if sidecar else True,
-        }
-        if sidecar is not None:
-            extra["subtasks"] = len(sidecar.subtasks)
-            extra["primary_subtasks"] = len(sidecar.primary)
-        else:
-            extra["note"] = UNDECLARED_NOTE
-        entries.append(
-            TaskEntry(
-                id=folder.name,
-                family=FAMILY,
-                title=folder.title,
-                samples=1,
-                path=folder.path,
-                thresholds=sidecar.thresholds if sidecar else ValidationThresholds(),
-                extra=extra,
-            )
-        )
+    for path in find_task_dirs(root):
+        problem = folder_problem(path)
+        if problem is not None:
+            entries.append(broken_entry(FAMILY, path, problem))
+            continue
+        try:
+            entries.append(_entry(TaskFolder(path)))
+        except TaskDataError as ex:
+            entries.append(broken_entry(FAMILY, path, str(ex)))
+        except (OSError, UnicodeDecodeError) as ex:
+            entries.append(broken_entry(FAMILY, path, f"{path / DESCRIPTION}: {ex}"))
     return entries
 
 
@@ -181,6 +215,12 @@ def researchgym(
     nested = root / FAMILY
     ids = [tasks] if isinstance(tasks, str) else tasks
     entries = select(discover(nested if nested.is_dir() else root), ids, None)
+    broken = [e for e in entries if e.problem]
+    if broken and ids:
+        raise LabcoatError(f"{broken[0].id}: cannot be loaded: {broken[0].problem}")
+    for entry in broken:  # `labcoat list`/`eval` report them too; from Inspect, say so here
+        logger.warning("researchgym task %s cannot be loaded: %s", entry.id, entry.problem)
+    entries = [e for e in entries if not e.problem]
     if not entries:
         raise LabcoatError(f"{target}: no ResearchGym task folders found")
     samples = [_sample(TaskFolder(e.path), sandbox, idea_hint) for e in entries]

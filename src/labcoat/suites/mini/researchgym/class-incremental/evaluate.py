@@ -3,9 +3,9 @@
     python evaluate.py submission      # or: python evaluate.py baseline
 
 For each split (the 20 development classes in 5 or in 10 tasks), the learner learns one
-task at a time; between tasks only what `save` wrote is kept (at most 64 KiB), and after
-each task a freshly loaded learner predicts the validation images of every class seen so
-far. Prints the final average accuracy and the average forgetting of each split.
+task at a time; between tasks only what `save` wrote is kept (at most 64 KiB, names
+included), and after each task a freshly loaded learner predicts the validation images of
+every class seen so far. Prints the final average accuracy and the average forgetting of each split.
 The real grading does the same on classes you do not have.
 """
 
@@ -20,6 +20,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 STATE_BUDGET = 64 * 1024
+ENTRY_COST = 32  # bytes charged per saved file or folder, beyond its name and contents
 SPLITS = {"split5": 5, "split10": 10}
 
 
@@ -29,6 +30,16 @@ def load_learner_class(folder: Path) -> type:
     sys.path.insert(0, str(folder))
     spec.loader.exec_module(module)
     return module.Learner
+
+
+def state_size(state: Path) -> int:
+    """What the grader charges: contents, names, and ENTRY_COST per file or folder."""
+    size = 0
+    for path in state.rglob("*"):
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            raise SystemExit(f"the saved state holds {path.name}: not a regular file or folder")
+        size += len(path.name.encode()) + ENTRY_COST + (path.stat().st_size if path.is_file() else 0)
+    return size
 
 
 def run_split(Learner: type, data: dict, tasks: int, seed: int) -> tuple[float, float]:
@@ -41,9 +52,10 @@ def run_split(Learner: type, data: dict, tasks: int, seed: int) -> tuple[float, 
             seen = np.isin(data["y_train"], classes)
             learner.learn(data["X_train"][seen], data["y_train"][seen])
             learner.save(state)
-            size = sum(p.stat().st_size for p in Path(state).rglob("*") if p.is_file())
+            size = state_size(Path(state))
             if size > STATE_BUDGET:
-                raise SystemExit(f"the saved state holds {size} bytes (budget {STATE_BUDGET})")
+                raise SystemExit(f"the saved state holds {size} bytes, names included "
+                                 f"(budget {STATE_BUDGET})")
             learner = Learner.load(state)
             for j in range(t + 1):
                 mask = np.isin(data["y_val"], groups[j])

@@ -61,11 +61,29 @@ _SANDBOX_PROCESSES = agent_processes() if os.geteuid() == 0 else set()
 
 
 def kill_leftovers() -> None:
-    """Nothing agent code started may outlive it (a daemon could keep data around)."""
+    """Nothing agent code started may outlive it (a daemon could keep data around), nor
+    its System V shared memory, message queues or semaphores (they outlive processes)."""
     if privileged():
         for pid in agent_processes() - _SANDBOX_PROCESSES:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+        clear_ipc()
+
+
+def clear_ipc() -> None:
+    """Remove the agent user's System V IPC objects of this sandbox (its own namespace)."""
+    flags = {"shm": "-m", "msg": "-q", "sem": "-s"}
+    for kind, flag in flags.items():
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        header = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[0].split()
+        for line in lines:
+            fields = dict(zip(header, line.split(), strict=False))
+            if fields.get("uid") == str(AGENT_UID) and shutil.which("ipcrm"):
+                subprocess.run(["ipcrm", flag, fields.get("shmid") or fields.get("msqid")
+                                or fields.get("semid", "")], capture_output=True, check=False)
 
 
 def run(code: str, args: list[str], *, home: Path, log: Path, timeout: float) -> None:

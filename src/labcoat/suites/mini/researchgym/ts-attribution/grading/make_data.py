@@ -10,10 +10,21 @@ Three synthetic binary problems on AR(1) noise, 64 steps. The class lives in one
 One classifier (tsx/model.py) is trained per problem and saved in models/. The agent gets
 training and validation series (with the validation windows); the test series and their
 windows exist only in grading/heldout.npz.
+
+Grading explains classifiers the agent has not seen (`--grading`, which writes only these):
+- grading/models/<problem>.npz: the same architecture trained the same way on other
+  series of the problem; the AUPRC and deletion sub-tasks explain these;
+- grading/models/decoy.npz: a classifier of the same architecture that detects a pattern
+  of its own (a dipole: +3 at one step, -3 three steps later) among series of all three
+  problems; grading/probes.npz holds, per problem, test series with both the problem's
+  window and a dipole (`<problem>_M`: the dipole's steps). An explanation of the decoy
+  must point at the dipole: a method that finds the problem's pattern without asking the
+  model does not.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -75,7 +86,71 @@ def train(X: np.ndarray, y: np.ndarray, seed: int, filters: int = 8, width: int 
     return model
 
 
+GRADING_SEEDS = {"bump": 11, "burst": 12, "shift": 13}
+PROBES = 200
+DIPOLE = 3.0
+DIPOLE_STEPS = 4
+
+
+def plant_dipole(X: np.ndarray, rng: np.random.Generator, avoid: np.ndarray) -> np.ndarray:
+    """Add a dipole to every series, clear of the `avoid` steps; return its steps."""
+    mask = np.zeros(X.shape, dtype=bool)
+    for i in range(len(X)):
+        while True:
+            start = int(rng.integers(0, LENGTH - DIPOLE_STEPS))
+            if not avoid[i, max(0, start - 2) : start + DIPOLE_STEPS + 2].any():
+                break
+        X[i, start] += DIPOLE
+        X[i, start + DIPOLE_STEPS - 1] -= DIPOLE
+        mask[i, start : start + DIPOLE_STEPS] = True
+    return mask
+
+
+def make_decoy(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Series of all three problems; class 1 also holds a dipole (the decoy's pattern)."""
+    parts = [make(kind, rng, n) for kind in KINDS]
+    pick = rng.integers(0, len(parts), n)
+    X = np.stack([parts[p][0][i] for i, p in enumerate(pick)]).astype(np.float64)
+    windows = np.stack([parts[p][2][i] for i, p in enumerate(pick)])
+    y = rng.integers(0, 2, n)
+    ones = np.flatnonzero(y)
+    dipoles = X[ones]
+    plant_dipole(dipoles, rng, windows[ones])
+    X[ones] = dipoles
+    return X.astype(np.float16), y.astype(np.int64)
+
+
+def grading_models() -> None:
+    folder = TASK / "grading" / "models"
+    folder.mkdir(exist_ok=True)
+    heldout = np.load(TASK / "grading" / "heldout.npz")
+    for kind, seed in GRADING_SEEDS.items():
+        X, y, _ = make(kind, np.random.default_rng(3000 + seed), MODEL_TRAIN)
+        model = train(X, y, 100 + seed)
+        np.savez(folder / f"{kind}.npz", W=model.W, b=model.b, v=model.v, c=model.c)
+        accuracy = float(np.mean(model.predict(heldout[f"{kind}_X"]) == heldout[f"{kind}_y"]))
+        print(f"{kind}: test accuracy of the grading classifier {accuracy:.3f}")
+    X, y = make_decoy(np.random.default_rng(4000), MODEL_TRAIN)
+    decoy = train(X, y, 99)
+    np.savez(folder / "decoy.npz", W=decoy.W, b=decoy.b, v=decoy.v, c=decoy.c)
+    probes = {}
+    for kind, seed in KINDS.items():
+        rng = np.random.default_rng(6000 + seed)
+        X, _, window = make(kind, rng, PROBES)
+        X = X.astype(np.float64)
+        probes[f"{kind}_M"] = plant_dipole(X, rng, window)
+        probes[f"{kind}_X"] = X.astype(np.float16)
+        found = float(np.mean(decoy.predict(probes[f"{kind}_X"])))
+        print(f"{kind} probes: the decoy sees its pattern in {found:.3f} of them")
+    np.savez_compressed(TASK / "grading" / "probes.npz", **probes)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--grading", action="store_true", help="only the grading models")
+    if parser.parse_args().grading:
+        grading_models()
+        return
     heldout = {}
     for kind, seed in KINDS.items():
         rng = np.random.default_rng(1000 + seed)
@@ -94,6 +169,7 @@ def main() -> None:
         accuracy = float(np.mean(model.predict(X) == y))
         print(f"{kind}: test accuracy of the classifier {accuracy:.3f}")
     np.savez_compressed(TASK / "grading" / "heldout.npz", **heldout)
+    grading_models()
 
 
 if __name__ == "__main__":
