@@ -95,6 +95,13 @@ def read_requirements_file(path: Path) -> PythonEnv:
     return PythonEnv(requirements=tuple(lines), sources=(str(path),))
 
 
+def requirements_from_text(text: str, base: Path, source: str) -> PythonEnv:
+    """Requirement-file lines given as text (a conda file's `pip:` list), read as a file
+    in the folder `base` would be: relative paths and `-r` files resolve from `base`."""
+    lines = _parse_lines(text, base.resolve() / "<requirements>", seen=())
+    return PythonEnv(requirements=tuple(lines), sources=(source,))
+
+
 def _read_lines(path: Path, seen: tuple[Path, ...]) -> list[str]:
     if path in seen:
         raise TaskDataError(seen[-1], None, f"-r {path}: includes itself (a cycle of -r files)")
@@ -104,6 +111,10 @@ def _read_lines(path: Path, seen: tuple[Path, ...]) -> list[str]:
         raise TaskDataError(path, f"byte {exc.start}", "not UTF-8 text") from None
     except OSError as exc:
         raise TaskDataError(path, None, f"cannot read: {exc.strerror}") from None
+    return _parse_lines(text, path, seen)
+
+
+def _parse_lines(text: str, path: Path, seen: tuple[Path, ...]) -> list[str]:
     out: list[str] = []
     for number, line in _logical_lines(text):
         try:
