@@ -36,6 +36,7 @@ from labcoat.sandbox import (
     PythonEnv,
     cache_dir,
     ensure_environment,
+    specifiers,
 )
 
 logger = logging.getLogger(__name__)
@@ -211,6 +212,28 @@ def missing_reason(missing: dict[str, str], left_out: tuple[tuple[str, str], ...
     return f"needs {modules}, which its environment does not provide"
 
 
+# module -> the distribution that provides it, where the names differ
+DISTRIBUTIONS = {
+    "PIL": "pillow",
+    "yaml": "PyYAML",
+    "sklearn": "scikit-learn",
+    "skimage": "scikit-image",
+    "cv2": "opencv-python",
+    "bs4": "beautifulsoup4",
+    "dateutil": "python-dateutil",
+    "attr": "attrs",
+}
+
+
+def _provided_by_left_out(module: str, left_out: tuple[tuple[str, str], ...]) -> bool:
+    key = _norm(module)
+    for line, _ in left_out:
+        names = {_norm(n) for n in project_names(line)}
+        if any(n == key or n.startswith(key) or key.startswith(n) for n in names):
+            return True
+    return False
+
+
 async def paper_statuses(
     papers: list[Paper],
     environments: dict[str, PythonEnv],
@@ -221,29 +244,84 @@ async def paper_statuses(
 
     `check(paper, env)` opens the paper's grading sandbox and raises
     MissingModulesError (with `.missing`) when its tests import what `env` lacks.
+
+    An environment that lost lines (left out) also lost what they would have brought
+    along: a module the tests import that no left-out line is named after (matplotlib,
+    which upstream gets through mmcv's dependencies) is added from the index, once for
+    every paper of that environment, and noted.
     """
-    statuses: dict[str, PaperStatus] = {}
     builds: dict[PythonEnv, BuiltPaperEnvironment | EnvironmentBuildError] = {}
-    for paper in papers:
-        status = PaperStatus(paper.id, notes=list(notes.get(paper.id, [])))
-        statuses[paper.id] = status
-        wanted = environments[paper.id]
-        if wanted not in builds:
+
+    async def build(env: PythonEnv) -> BuiltPaperEnvironment | EnvironmentBuildError:
+        if env not in builds:
             try:
-                builds[wanted] = await build_leaving_out(wanted)
+                builds[env] = await build_leaving_out(env)
             except EnvironmentBuildError as exc:
-                builds[wanted] = exc
+                builds[env] = exc
+        return builds[env]
+
+    async def check_one(paper: Paper, built: BuiltPaperEnvironment) -> dict[str, str] | str | None:
+        """None when ready, the missing modules, or another reason it cannot run."""
+        try:
+            await check(paper, built.env)  # type: ignore[operator]
+        except MissingModulesError as exc:
+            return exc.missing
+        except LabcoatError as exc:
+            return str(exc).removeprefix("environment unavailable: ")
+        return None
+
+    statuses = {p.id: PaperStatus(p.id, notes=list(notes.get(p.id, []))) for p in papers}
+    outcome: dict[str, dict[str, str] | str | None] = {}
+    for paper in papers:
+        built = await build(environments[paper.id])
+        if isinstance(built, EnvironmentBuildError):
+            outcome[paper.id] = built.reason
+            continue
+        outcome[paper.id] = await check_one(paper, built)
+
+    final: dict[str, BuiltPaperEnvironment | EnvironmentBuildError] = {
+        p.id: builds[environments[p.id]] for p in papers
+    }
+    for wanted in dict.fromkeys(environments[p.id] for p in papers):
         built = builds[wanted]
+        if isinstance(built, EnvironmentBuildError) or not built.left_out:
+            continue
+        sharing = [p for p in papers if environments[p.id] == wanted]
+        lost: dict[str, list[str]] = {}
+        for paper in sharing:
+            missing = outcome[paper.id]
+            if isinstance(missing, dict):
+                for module in missing:
+                    if not _provided_by_left_out(module, built.left_out):
+                        lost.setdefault(DISTRIBUTIONS.get(module, module), []).append(paper.id)
+        if not lost:
+            continue
+        extra = sorted(lost)
+        supplemented = await build(wanted.plus(specifiers(*extra)))
+        if isinstance(supplemented, EnvironmentBuildError):
+            continue
+        added = [n for n in extra if not any(line == n for line, _ in supplemented.left_out)]
+        note = (
+            f"added {', '.join(added)}: imported by the tests of "
+            f"{', '.join(sorted({p for ids in lost.values() for p in ids}))}; upstream's "
+            "environment provides them only through lines left out here"
+        )
+        for paper in sharing:
+            final[paper.id] = supplemented
+            statuses[paper.id].notes.append(note)
+            if outcome[paper.id] is None or isinstance(outcome[paper.id], dict):
+                outcome[paper.id] = await check_one(paper, supplemented)
+
+    for paper in papers:
+        status, built, result = statuses[paper.id], final[paper.id], outcome[paper.id]
         if isinstance(built, EnvironmentBuildError):
             status.unavailable = built.reason
             continue
         status.env = built.env
-        status.notes += [n for n in built.notes if n not in status.notes]
-        try:
-            await check(paper, built.env)  # type: ignore[operator]
-        except MissingModulesError as exc:
-            status.unavailable = missing_reason(exc.missing, built.left_out)
-        except LabcoatError as exc:
-            status.unavailable = str(exc).removeprefix("environment unavailable: ")
+        status.notes = [*status.notes, *(n for n in built.notes if n not in status.notes)]
+        if isinstance(result, dict):
+            status.unavailable = missing_reason(result, built.left_out)
+        elif isinstance(result, str):
+            status.unavailable = result
         await anyio.lowlevel.checkpoint()
     return statuses

@@ -11,8 +11,9 @@ papers share one bound on how many run at once (default: one per CPU).
 Runs in flight at once each hold a slot: its own user, its own HOME (the same path for
 every run of the slot, reset before each) and a share of the CPUs as thread counts. A
 run's limits are CPU time (`timeout` seconds per thread it is given: the test's own
-work, however loaded the machine is) and wall-clock time (`WALL_FACTOR` × `timeout`, for
-a run that waits without working); either marks it timed out, its own failure class.
+work, however loaded the machine is) and wall-clock time less the time it waited for a
+CPU (`WALL_FACTOR` × `timeout`, for a run that waits without working); either marks it
+timed out, its own failure class.
 
 For speed, each paper sandbox starts, per slot, a preloaded interpreter (the runner's
 `serve` mode) that imports what the tests need from outside the paper once, as the
@@ -136,7 +137,10 @@ class TestRun:
             if self.limit == "cpu":
                 message = f"the test run used more than {self.limits[0]:g} s of CPU time"
             else:
-                message = f"the test run took more than {self.limits[1]:g} s (wall clock)"
+                message = (
+                    f"the test run took more than {self.limits[1]:g} s (wall clock, less "
+                    "the time it waited for a CPU)"
+                )
             return Failure(FailureKind.TIMEOUT, message=message)
         if self.runtime_flags:
             return Failure(FailureKind.INTEGRITY, message="; ".join(self.runtime_flags))

@@ -19,9 +19,10 @@ the zygote's imports, so caches the imports placed there are valid and private),
 share of the CPUs (thread-count variables, `torch.set_num_threads`).
 
 Every run gets a private copy of the paper folder, a CPU-time limit (the test's own
-work, whatever else loads the machine) and a wall-clock limit (a run that waits without
-working), and its outcome from the test process's report (see `_test_main.py`), never
-from what it prints. Afterwards every process of the run is killed.
+work, whatever else loads the machine) and a wall-clock limit that leaves out the time
+it waited for a CPU (a run that waits without working), and its outcome from the test
+process's report (see `_test_main.py`), never from what it prints. Afterwards every
+process of the run is killed.
 """
 
 import sys
@@ -154,9 +155,25 @@ class _Run:
         self.req, self.work, self.pid = req, work, pid
         self.report_r, self.nonce = report_r, nonce
         self.start = time.monotonic()
-        self.deadline = self.start + req["wall_seconds"]
         self.timed_out = None  # "wall" when the runner stopped it
         self.channel = bytearray()
+
+    def over_time(self):
+        """Past the wall-clock limit, not counting time spent waiting for a CPU.
+
+        The kernel counts how long the process waited, runnable, for a CPU
+        (/proc/PID/schedstat): on a loaded machine that time is not the run's. What is
+        left is the time it ran or waited by itself (sleeping, blocked).
+        """
+        elapsed = time.monotonic() - self.start
+        if elapsed <= self.req["wall_seconds"]:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/schedstat") as f:
+                waited = int(f.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            waited = 0.0
+        return elapsed - waited > self.req["wall_seconds"]
 
     def read_channel(self):
         """Read what the test process wrote; False once the channel is closed."""
@@ -285,7 +302,7 @@ def once():
             if pid:
                 status, rusage = st, ru
                 break
-            if run.timed_out is None and time.monotonic() > run.deadline:
+            if run.timed_out is None and run.over_time():
                 run.timed_out = "wall"
                 with contextlib.suppress(OSError):
                     os.killpg(proc.pid, signal.SIGKILL)
@@ -470,9 +487,8 @@ def serve(folder, modules, slot):
                 break
             if pid in runs:
                 finish(pid, status, rusage)
-        now = time.monotonic()
         for pid, run in runs.items():
-            if run.timed_out is None and now > run.deadline:
+            if run.timed_out is None and run.over_time():
                 run.timed_out = "wall"
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)

@@ -128,9 +128,12 @@ def researchcodebench(
     assert pset is not None  # discover found papers
     environments, notes = planned_environments(pset, papers, requirements)
     statuses = run_sync(check_environments, papers, environments, notes)
+    logged: set[str] = set()  # most notes concern the one environment all papers share
     for status in statuses.values():
         for note in status.notes:
-            logger.warning("researchcodebench %s: %s", status.paper, note)
+            if note not in logged:
+                logged.add(note)
+                logger.warning("researchcodebench %s: %s", status.paper, note)
         if status.unavailable:
             logger.warning("researchcodebench %s: %s", status.paper, status.describe())
 
