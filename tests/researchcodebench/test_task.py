@@ -251,3 +251,36 @@ def test_a_checkout_with_packages_in_subfolders(tmp_path: Path) -> None:
     assert oracle.samples[0].metadata["researchcodebench"]["environment"]["requirements"] == [
         "numpy"
     ]
+
+
+def test_upstreams_weak_tests_are_listed_not_failed() -> None:
+    """A paper whose noop passes only under weak tests validates; its oracle must be 1."""
+    from labcoat._run._results import TaskResult
+    from labcoat.families._entry import TaskEntry
+    from labcoat.families.researchcodebench._discover import THRESHOLDS
+
+    entry = TaskEntry("p", "researchcodebench", "p", 3, Path("."), thresholds=THRESHOLDS)
+
+    def results(oracle: float) -> list[TaskResult]:
+        return [
+            TaskResult("p", "researchcodebench", "oracle", normalized=[oracle], weights=[1.0]),
+            TaskResult(
+                "p",
+                "researchcodebench",
+                "noop",
+                normalized=[1.0, 0.0],
+                weights=[1.0, 3.0],
+                weak_tests=["p/a.py::weak"],
+                environment_notes=["left out 'x': no network"],
+            ),
+        ]
+
+    [ok] = judge([entry], results(1.0))
+    assert ok.passed and ok.environment == "built, 1 note(s)"
+    assert ok.to_json()["weak_tests"] == ["p/a.py::weak"]
+    [bad] = judge([entry], results(0.9))
+    assert not bad.passed and bad.problems == ["oracle 0.900 < 1.0"]
+    # elsewhere a weak test is still a failure of the task
+    strict = TaskEntry("p", "rebench", "p", 3, Path("."))
+    [fails] = judge([strict], results(1.0))
+    assert not fails.passed and any("weak test" in p for p in fails.problems)

@@ -48,7 +48,16 @@ def _note(result: TaskResult) -> str:
 
 def print_verdicts(verdicts: list[Verdict]) -> None:
     table = Table(title="labcoat validate: oracle ≈ 1, noop ≈ 0")
-    for column in ("task", "family", "oracle", "noop", "rule", "result"):
+    for column in (
+        "task",
+        "family",
+        "environment",
+        "oracle",
+        "noop",
+        "weak tests",
+        "rule",
+        "result",
+    ):
         table.add_column(column, overflow="fold")
     for v in verdicts:
         t = v.entry.thresholds
@@ -61,5 +70,23 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             result = "[green]pass[/green]"
         else:
             result = "[red]FAIL[/red]: " + escape("; ".join(v.problems))
-        table.add_row(v.entry.id, v.entry.family, oracle, noop, rule, result)
-    Console().print(table)
+        weak = str(len(v.noop.weak_tests)) if v.noop and v.noop.weak_tests else "—"
+        if v.noop and v.noop.weak_tests and not t.weak_tests_fail:
+            weak += " (listed)"
+        table.add_row(v.entry.id, v.entry.family, v.environment, oracle, noop, weak, rule, result)
+    console = Console()
+    console.print(table)
+    notes: dict[str, list[str]] = {}
+    for v in verdicts:
+        for note in v.environment_notes:
+            notes.setdefault(note, []).append(v.entry.id)
+    if notes:
+        console.print("environment notes (changes made to install here):")
+        for note, tasks in notes.items():
+            where = "all of these tasks" if len(tasks) == len(verdicts) else ", ".join(tasks)
+            console.print(f"  - {escape(note)} [{escape(where)}]", soft_wrap=True)
+    weak = [(v.entry.id, v.noop.weak_tests) for v in verdicts if v.noop and v.noop.weak_tests]
+    if weak:
+        console.print("weak tests (pass with nothing done):")
+        for task, samples in weak:
+            console.print(f"  - {escape(task)}: {escape(', '.join(samples))}", soft_wrap=True)

@@ -29,6 +29,8 @@ class TaskResult:
     """The distinct one-line reasons of the errored samples, in order of first sight."""
     problem: str | None = None
     """Why the task could not be loaded at all (it did not run)."""
+    environment_notes: list[str] = field(default_factory=list)
+    """Changes made to install the task's environment here (scores' `environment_notes`)."""
 
     @property
     def unavailable(self) -> str | None:
@@ -72,6 +74,8 @@ class TaskResult:
             "error_reasons": self.error_reasons,
             "unavailable": self.unavailable,
             "problem": self.problem,
+            "weak_tests": self.weak_tests,
+            "environment_notes": self.environment_notes,
         }
 
 
@@ -111,6 +115,9 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
                 continue
             if (score.metadata or {}).get("weak_test"):
                 result.weak_tests.append(str(sample.id))
+            for note in (score.metadata or {}).get("environment_notes") or []:
+                if note not in result.environment_notes:
+                    result.environment_notes.append(str(note))
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))
