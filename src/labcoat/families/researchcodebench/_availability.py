@@ -162,13 +162,16 @@ def project_names(line: str) -> list[str]:
     return names
 
 
-async def build_leaving_out(env: PythonEnv) -> BuiltPaperEnvironment:
+async def build_leaving_out(
+    env: PythonEnv, known: tuple[tuple[str, str], ...] = ()
+) -> BuiltPaperEnvironment:
     """Build `env`; lines pip fails on are left out (noted) and the rest installed.
 
+    `known`: lines already known not to install (from a smaller environment).
     Raises EnvironmentBuildError when pip fails for a reason no line can be blamed for.
     """
     record = _record_path(env)
-    left_out: list[tuple[str, str]] = []
+    left_out: list[tuple[str, str]] = [k for k in known if k[0] in env.requirements]
     if record.is_file():
         try:
             left_out = [(str(a), str(b)) for a, b in json.loads(record.read_text())["left_out"]]
@@ -252,10 +255,12 @@ async def paper_statuses(
     """
     builds: dict[PythonEnv, BuiltPaperEnvironment | EnvironmentBuildError] = {}
 
-    async def build(env: PythonEnv) -> BuiltPaperEnvironment | EnvironmentBuildError:
+    async def build(
+        env: PythonEnv, known: tuple[tuple[str, str], ...] = ()
+    ) -> BuiltPaperEnvironment | EnvironmentBuildError:
         if env not in builds:
             try:
-                builds[env] = await build_leaving_out(env)
+                builds[env] = await build_leaving_out(env, known)
             except EnvironmentBuildError as exc:
                 builds[env] = exc
         return builds[env]
@@ -297,7 +302,7 @@ async def paper_statuses(
         if not lost:
             continue
         extra = sorted(lost)
-        supplemented = await build(wanted.plus(specifiers(*extra)))
+        supplemented = await build(wanted.plus(specifiers(*extra)), built.left_out)
         if isinstance(supplemented, EnvironmentBuildError):
             continue
         added = [n for n in extra if not any(line == n for line, _ in supplemented.left_out)]
