@@ -284,12 +284,21 @@ def suspicious_access(
             ref_file = _REF_FILE.search(node.value)
             if ref_file:
                 add(f"mentions reference file {ref_file[0]!r}")
-            elif re.fullmatch(r"[\w.]+", node.value) and is_ref(node.value):
+            elif node.value in refs:  # the paper's own reference modules, by name
                 add(f"names reference module {node.value!r}")
             if node.value == _MAIN and id(node) not in harmless_main:
                 add("reaches the test script's module (__main__)")
             if node.value in _EXIT_NAMES:
                 add(f"names {node.value!r} and may end the test run early")
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and is_ref(node.slice.value)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "modules"
+        ):
+            add(f"reaches reference module {node.slice.value!r} through sys.modules")
         elif isinstance(node, ast.Attribute) and node.attr == "_exit":
             add("reaches os._exit and may end the test run early")
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):

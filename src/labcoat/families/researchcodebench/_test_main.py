@@ -368,16 +368,36 @@ def _labcoat_run(cfg, fresh_modules):
                             if ours(value):
                                 found.append(f"replaced {cls.__name__}.{attr} in {script_name}")
                 continue
-            if inside and not name.rsplit(".", 1)[-1].endswith("_ref"):
+            is_ref = name.rsplit(".", 1)[-1].endswith("_ref")
+            if inside and not is_ref:
                 continue  # the paper's own modules may use the completion
             try:
                 items = list(vars(module).items())
             except TypeError:
                 continue
+            # a reference module may import the code under test; what it defines itself
+            # must stay its own
+            own = defined_names(file) if is_ref else None
             for attr, value in items:
-                if ours(value):
+                if ours(value) and (own is None or attr in own):
                     found.append(f"replaced {name}.{attr}")
         return found[:10]
+
+    def defined_names(file):
+        import ast
+
+        try:
+            with open(file, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return set()
+        names = set()
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        return names
 
     for text in tampered():
         flag(text)
