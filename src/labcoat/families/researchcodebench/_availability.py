@@ -88,10 +88,8 @@ def _record_path(env: PythonEnv) -> Path:
 
 def _reduced(env: PythonEnv, left_out: list[tuple[str, str]]) -> PythonEnv:
     dropped = {line for line, _ in left_out}
-    return PythonEnv(
-        requirements=tuple(line for line in env.requirements if line not in dropped),
-        python=env.python,
-        sources=env.sources,
+    return env.model_copy(
+        update={"requirements": tuple(line for line in env.requirements if line not in dropped)}
     )
 
 

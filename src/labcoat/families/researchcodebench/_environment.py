@@ -30,7 +30,7 @@ from labcoat.families.researchcodebench._conda import (
     find_conda_file,
     read_conda_environment,
 )
-from labcoat.families.researchcodebench._papers import Paper
+from labcoat.families.researchcodebench._papers import PAPERS_YAML, Paper
 from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
 
 REQUIREMENTS_FILE = "requirements.txt"
@@ -74,6 +74,15 @@ def pset_environment(
     a list of specifiers)."""
     conda = pset_conda(pset)
     env, notes = (conda.env, conda.notes) if conda is not None else (PythonEnv(), ())
+    if conda is not None:
+        date = latest_paper_date(pset)
+        if date is not None:
+            env = env.model_copy(update={"uploaded_prior_to": f"{date}T23:59:59Z"})
+            notes = (
+                *notes,
+                f"resolved as of {date}, the latest date in papers.yaml: releases uploaded "
+                "later are not considered (on indexes that record upload times)",
+            )
     own = pset / REQUIREMENTS_FILE
     if own.is_file():
         env = env.plus(read_requirements_file(own))
@@ -88,6 +97,16 @@ def pset_environment(
             )
         return env.plus(read_requirements_file(path)), notes
     return env.plus(specifiers(*(str(r) for r in requirements))), notes
+
+
+def latest_paper_date(pset: Path) -> str | None:
+    """The latest date (YYYY-MM-DD) that papers.yaml names: when the pset was assembled,
+    at the earliest, and so about when upstream's environment was created."""
+    import re
+
+    text = (pset / PAPERS_YAML).read_text(encoding="utf-8", errors="replace")
+    dates = re.findall(r"_date:\s*['\"]?(\d{4}-\d{2}-\d{2})", text)
+    return max(dates) if dates else None
 
 
 def paper_environment(
