@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -65,13 +66,22 @@ def planned_environments(
     return environments, paper_notes
 
 
+_statuses: dict[tuple, dict[str, PaperStatus]] = {}  # per process: oracle and noop share
+
+
 async def check_environments(
     papers: list[Paper], environments: dict[str, PythonEnv], notes: dict[str, list[str]]
 ) -> dict[str, PaperStatus]:
     """Build every paper's environment (leaving out lines pip cannot install) and check it
     has what its tests import: one status per paper, never one error for all."""
-    async with GradingPool(1) as pool:
-        return await paper_statuses(papers, environments, notes, pool.check)
+    key = tuple(
+        (str(p.folder), environments[p.id].content_digest(), tuple(notes.get(p.id, ())))
+        for p in papers
+    )
+    if key not in _statuses:
+        async with GradingPool(1) as pool:
+            _statuses[key] = await paper_statuses(papers, environments, notes, pool.check)
+    return {k: replace(v, notes=list(v.notes)) for k, v in _statuses[key].items()}
 
 
 def _solver(agent: str, mode: Mode) -> Solver:
