@@ -80,10 +80,13 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
     for v in verdicts:
         for note in v.environment_notes:
             notes.setdefault(note, []).append(v.entry.id)
+    noted = {v.entry.id for v in verdicts if v.environment_notes}
     if notes:
         console.print("environment notes (changes made to install here):")
         for note, tasks in notes.items():
-            where = "all of these tasks" if len(tasks) == len(verdicts) else ", ".join(tasks)
+            where = (
+                "every task graded" if set(tasks) == noted and len(noted) > 1 else ", ".join(tasks)
+            )
             console.print(f"  - {escape(note)} [{escape(where)}]", soft_wrap=True)
     weak = [(v.entry.id, v.noop.weak_tests) for v in verdicts if v.noop and v.noop.weak_tests]
     if weak:

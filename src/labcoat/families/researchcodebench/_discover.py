@@ -17,7 +17,7 @@ THRESHOLDS = ValidationThresholds(
     oracle_min=1.0,
     noop_max=0.0,
     weak_tests_fail=False,
-    reason="weak tests are upstream's own: listed, not failed",
+    reason="weak tests listed",
 )
 
 
