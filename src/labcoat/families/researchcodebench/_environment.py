@@ -22,6 +22,7 @@ imports it, instead of failing every snippet with the same ImportError.
 from __future__ import annotations
 
 import ast
+import threading
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
@@ -34,6 +35,7 @@ from labcoat.families.researchcodebench._papers import PAPERS_YAML, Paper
 from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
 
 REQUIREMENTS_FILE = "requirements.txt"
+_PARSE_LOCK = threading.Lock()
 _GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 # run in the sandbox with candidate top-level module names as arguments
@@ -152,7 +154,9 @@ def required_modules(paper: Paper) -> dict[str, str]:
             continue
         seen.add(file)
         try:
-            tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
+            source = file.read_text(encoding="utf-8", errors="replace")
+            with _PARSE_LOCK:  # CPython 3.11's ast.parse is not safe in parallel threads
+                tree = ast.parse(source)
         except SyntaxError:
             continue
         package = file.parent.relative_to(folder).parts
