@@ -284,3 +284,14 @@ def test_upstreams_weak_tests_are_listed_not_failed() -> None:
     strict = TaskEntry("p", "rebench", "p", 3, Path("."))
     [fails] = judge([strict], results(1.0))
     assert not fails.passed and any("weak test" in p for p in fails.problems)
+
+
+def test_unavailable_reasons_read_from_the_errors_repr() -> None:
+    from labcoat._run._results import error_reason
+
+    for message in (
+        "LabcoatError('environment unavailable: needs network (x)')",
+        'LabcoatError("environment unavailable: needs network (x)")',
+        "environment unavailable: needs network (x)",
+    ):
+        assert error_reason(message) == "environment unavailable: needs network (x)"

@@ -87,7 +87,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             where = (
                 "every task graded" if set(tasks) == noted and len(noted) > 1 else ", ".join(tasks)
             )
-            console.print(f"  - {escape(note)} [{escape(where)}]", soft_wrap=True)
+            console.print(f"  - {escape(note)} {escape(f'[{where}]')}", soft_wrap=True)
     weak = [(v.entry.id, v.noop.weak_tests) for v in verdicts if v.noop and v.noop.weak_tests]
     if weak:
         console.print("weak tests (pass with nothing done):")

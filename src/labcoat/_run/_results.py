@@ -89,7 +89,11 @@ def error_reason(message: str | None) -> str:
     text = message.strip()
     start = text.find(UNAVAILABLE)
     if start >= 0:
-        return text[start:].splitlines()[0]
+        line = text[start:].splitlines()[0]
+        quote = text[start - 1] if start and text[start - 1] in "'\"" else ""
+        if quote and text[:start].endswith("(" + quote) and line.endswith(quote + ")"):
+            line = line[: -len(quote + ")")]  # Inspect records the error's repr
+        return line
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "error"
 
