@@ -12,6 +12,7 @@ steps otherwise), with the paper's built environment on the path and no sandbox.
 
     python bench/researchcodebench_grade.py [TARGET] [--parallel N] [--rounds R]
                                             [--baseline] [--baseline-rounds R] [--fresh]
+                                            [--task PAPER ...]
 
 TARGET is `mini` (default), or a ResearchCodeBench checkout (or its pset/). Papers that
 cannot run here (their environment, or modules it lacks) are listed and left out of both
@@ -187,6 +188,7 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true", help="also time upstream's runner")
     parser.add_argument("--baseline-rounds", type=int, default=None)
     parser.add_argument("--fresh", action="store_true", help="no preloaded interpreter")
+    parser.add_argument("--task", action="append", help="only these papers (repeatable)")
     args = parser.parse_args()
 
     root = resolve_target(args.target)
@@ -194,7 +196,7 @@ def main() -> None:
     root = nested if nested.is_dir() else root
     pset = find_pset(root)
     assert pset is not None, f"{args.target}: no papers.yaml"
-    papers = load_papers(pset)
+    papers = [p for p in load_papers(pset) if not args.task or p.id in args.task]
     planned, notes = planned_environments(pset, papers, None)
     statuses = anyio.run(check_environments, papers, planned, notes)
     for status in statuses.values():

@@ -349,12 +349,23 @@ def _labcoat_run(cfg, fresh_modules):
 
         import types
 
+        target_name = os.path.basename(target)
+        function, method = types.FunctionType, types.MethodType
+        checked = {}  # co_filename -> is it the completion's file (one realpath each)
+
         def ours(value):
-            if type(value) is types.MethodType:
+            kind = type(value)
+            if kind is method:
                 value = value.__func__
-            if type(value) is not types.FunctionType:
+                kind = type(value)
+            if kind is not function:
                 return False
-            return realpath(value.__code__.co_filename) == target
+            name = value.__code__.co_filename
+            if not name.endswith(target_name):
+                return False
+            if name not in checked:
+                checked[name] = realpath(name) == target
+            return checked[name]
 
         main = sys.modules.get("__main__")
         for name, module in list(sys.modules.items()):
