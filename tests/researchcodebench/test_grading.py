@@ -77,7 +77,8 @@ async def test_a_run_sees_no_tests_of_others_no_root_and_no_network(
             print("network")
         except OSError:
             print("no network")
-        print("home", os.environ["HOME"] == os.getcwd())
+        home = os.environ["HOME"]
+        print("home", home, os.stat(home).st_uid == os.getuid(), oct(os.stat(home).st_mode))
         return 1
     """
     async with make_pool(2, pool_kind) as pool:
@@ -85,13 +86,17 @@ async def test_a_run_sees_no_tests_of_others_no_root_and_no_network(
     for run in runs:
         assert run.passed, run.stderr
         out = run.stdout
-        assert "no network" in out and "home True" in out
+        assert "no network" in out
+        home = out.split("home ")[1].split()
+        assert home[0].startswith("/tmp/.labcoat-home-") and home[1:] == ["True", "0o40700"]
         assert "listed" not in out  # another run's folder (or our own parent)
         if PRIVILEGED:
             assert "denied /root" in out and "denied /root/paper2code_test.py" in out
             assert int(out.split("uid ")[1].split()[0]) >= 2000
     if PRIVILEGED:  # each run in flight has a user of its own
         assert len({r.stdout.split("uid ")[1].split()[0] for r in runs}) == 2
+    # and a HOME of its own
+    assert len({r.stdout.split("home ")[1].split()[0] for r in runs}) == 2
 
 
 async def test_time_limit_and_nothing_outlives_a_run(pool_kind: bool, tmp_path: Path) -> None:
@@ -117,7 +122,7 @@ async def test_time_limit_and_nothing_outlives_a_run(pool_kind: bool, tmp_path: 
     assert "gone" in second.stdout, second.stdout + second.stderr
 
 
-async def test_reaching_for_the_tests_is_noted_at_run_time(pool_kind: bool, tmp_path: Path) -> None:
+async def test_reaching_for_the_tests_fails_the_run(pool_kind: bool, tmp_path: Path) -> None:
     paper = probe_paper(tmp_path, **{"probe_ref.py": "def probe():\n    return 1\n"})
     body = """
         name = "paper2code" + "_test.py"
@@ -135,11 +140,12 @@ async def test_reaching_for_the_tests_is_noted_at_run_time(pool_kind: bool, tmp_
         clean = await pool.grade(
             paper, {"probe_mod.py": probe_file("return 1")}, watch=Watch("probe_mod.py", 2, 2)
         )
-    assert watched.passed
+    assert not watched.passed and watched.failure().kind == FailureKind.INTEGRITY
+    assert watched.report is not None and watched.report["failures"] == 0  # tests passed
     flags = set(watched.runtime_flags)
     assert {"opened paper2code_test.py", "imported probe_ref"} <= flags
     assert flags <= {"opened paper2code_test.py", "imported probe_ref", "opened probe_ref.py"}
-    assert clean.runtime_flags == ()
+    assert clean.runtime_flags == () and clean.passed
 
 
 async def test_missing_modules_are_named(pool_kind: bool, tmp_path: Path) -> None:

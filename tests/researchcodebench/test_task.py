@@ -18,12 +18,25 @@ from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 from labcoat._run._results import collect_results
 from labcoat._run._validate import judge
 from labcoat.families.researchcodebench import discover, load_papers, researchcodebench
-from labcoat.families.researchcodebench._environment import MissingModulesError
 from labcoat.families.researchcodebench._samples import SnippetRef
 from labcoat.families.researchcodebench._solvers import write_agent_repo
 from labcoat.suites import SUITES_DIR
 
-from .helpers import PROBE_MODULE, run, write_pset
+from .helpers import PROBE_MODULE, PROBE_TEST, run, write_pset
+
+
+def eval_tasks(task, log_dir: Path, reply) -> list[EvalLog]:
+    """Run a task with a scripted model; samples may error (unavailable papers)."""
+    from inspect_ai import eval
+
+    return eval(
+        task,
+        model="mockllm/model",
+        model_args={"custom_outputs": reply},
+        log_dir=str(log_dir),
+        display="none",
+    )
+
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -149,9 +162,10 @@ def test_generation_mode_with_a_model(tmp_path: Path) -> None:
     value, meta = by_name["decoupled weight decay step"]
     assert value["normalized"] == 1.0
     assert "imports reference module 'dsm_ref'" in meta["flags"]
-    value, meta = by_name["momentum update"]
-    assert value["normalized"] == 1.0
+    value, meta = by_name["momentum update"]  # right code, but it read the tests: failed
+    assert value["normalized"] == 0.0 and meta["failure"] == "integrity"
     assert meta["flags"] == ["at run time, the completion opened paper2code_test.py"]
+    assert meta["integrity_flags"] == meta["flags"]
     value, meta = by_name["update parameter"]
     assert value["normalized"] == 0.0 and meta["failure"] == "wrong_result"
 
@@ -199,13 +213,30 @@ def test_a_placeholder_that_passes_is_a_weak_test(tmp_path: Path) -> None:
     assert "weak test" in explanation
 
 
-def test_missing_modules_stop_the_task_before_any_model_call(tmp_path: Path) -> None:
+def test_a_paper_missing_modules_is_unavailable_before_any_model_call(tmp_path: Path) -> None:
     test = "import unittest\nimport labcoat_missing_pkg\n"
     pset = write_pset(
-        tmp_path, {"needy": {"probe_mod.py": PROBE_MODULE, "paper2code_test.py": test}}
+        tmp_path,
+        {
+            "needy": {"probe_mod.py": PROBE_MODULE, "paper2code_test.py": test},
+            "fine": {"probe_mod.py": PROBE_MODULE, "paper2code_test.py": PROBE_TEST},
+        },
     )
-    with pytest.raises(MissingModulesError, match=r"paper needy: .*labcoat_missing_pkg"):
-        researchcodebench(target=str(pset))
+    calls: list[str] = []
+
+    def reply(messages: list[ChatMessage], *args: object) -> ModelOutput:
+        calls.append(messages[-1].text)
+        output = ModelOutput.from_content("mockllm/model", "```python\nreturn 1\n```")
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5)
+        return output
+
+    task = researchcodebench(target=str(pset))  # builds, checks, never raises for one paper
+    [log] = eval_tasks(task, tmp_path / "logs", reply)
+    errors = {s.metadata["task_id"]: s.error for s in log.samples or []}
+    assert errors["fine"] is None and len(calls) == 1  # the unavailable paper cost no call
+    assert "environment unavailable: needs labcoat_missing_pkg" in errors["needy"].message
+    [result] = [r for r in collect_results([log]) if r.task_id == "needy"]
+    assert result.unavailable.startswith("needs labcoat_missing_pkg")
 
 
 def test_a_checkout_with_packages_in_subfolders(tmp_path: Path) -> None:
@@ -220,3 +251,47 @@ def test_a_checkout_with_packages_in_subfolders(tmp_path: Path) -> None:
     assert oracle.samples[0].metadata["researchcodebench"]["environment"]["requirements"] == [
         "numpy"
     ]
+
+
+def test_upstreams_weak_tests_are_listed_not_failed() -> None:
+    """A paper whose noop passes only under weak tests validates; its oracle must be 1."""
+    from labcoat._run._results import TaskResult
+    from labcoat.families._entry import TaskEntry
+    from labcoat.families.researchcodebench._discover import THRESHOLDS
+
+    entry = TaskEntry("p", "researchcodebench", "p", 3, Path("."), thresholds=THRESHOLDS)
+
+    def results(oracle: float) -> list[TaskResult]:
+        return [
+            TaskResult("p", "researchcodebench", "oracle", normalized=[oracle], weights=[1.0]),
+            TaskResult(
+                "p",
+                "researchcodebench",
+                "noop",
+                normalized=[1.0, 0.0],
+                weights=[1.0, 3.0],
+                weak_tests=["p/a.py::weak"],
+                environment_notes=["left out 'x': no network"],
+            ),
+        ]
+
+    [ok] = judge([entry], results(1.0))
+    assert ok.passed and ok.environment == "built, 1 note(s)"
+    assert ok.to_json()["weak_tests"] == ["p/a.py::weak"]
+    [bad] = judge([entry], results(0.9))
+    assert not bad.passed and bad.problems == ["oracle 0.900 < 1.0"]
+    # elsewhere a weak test is still a failure of the task
+    strict = TaskEntry("p", "rebench", "p", 3, Path("."))
+    [fails] = judge([strict], results(1.0))
+    assert not fails.passed and any("weak test" in p for p in fails.problems)
+
+
+def test_unavailable_reasons_read_from_the_errors_repr() -> None:
+    from labcoat._run._results import error_reason
+
+    for message in (
+        "LabcoatError('environment unavailable: needs network (x)')",
+        'LabcoatError("environment unavailable: needs network (x)")',
+        "environment unavailable: needs network (x)",
+    ):
+        assert error_reason(message) == "environment unavailable: needs network (x)"

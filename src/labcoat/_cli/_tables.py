@@ -95,7 +95,16 @@ def _note(result: TaskResult) -> str:
 
 def print_verdicts(verdicts: list[Verdict]) -> None:
     table = Table(title="labcoat validate: oracle ≈ 1, noop ≈ 0")
-    for column in ("task", "family", "oracle", "noop", "rule", "result"):
+    for column in (
+        "task",
+        "family",
+        "environment",
+        "oracle",
+        "noop",
+        "weak tests",
+        "rule",
+        "result",
+    ):
         table.add_column(column, overflow="fold")
     for v in verdicts:
         t = v.entry.thresholds
@@ -113,7 +122,35 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             result = "[red]FAIL[/red]: " + escape("; ".join(v.problems))
         variant = next((r.variant for r in (v.oracle, v.noop) if r and r.variant), "")
         family = f"{v.entry.family} [{variant}]" if variant else v.entry.family
+        weak = str(len(v.noop.weak_tests)) if v.noop and v.noop.weak_tests else "—"
+        if v.noop and v.noop.weak_tests and not t.weak_tests_fail:
+            weak += " (listed)"
         table.add_row(
-            escape(v.entry.id), escape(family), escape(oracle), noop, escape(rule), result
+            escape(v.entry.id),
+            escape(family),
+            v.environment,
+            escape(oracle),
+            noop,
+            weak,
+            escape(rule),
+            result,
         )
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    notes: dict[str, list[str]] = {}
+    for v in verdicts:
+        for note in v.environment_notes:
+            notes.setdefault(note, []).append(v.entry.id)
+    noted = {v.entry.id for v in verdicts if v.environment_notes}
+    if notes:
+        console.print("environment notes (changes made to install here):")
+        for note, tasks in notes.items():
+            where = (
+                "every task graded" if set(tasks) == noted and len(noted) > 1 else ", ".join(tasks)
+            )
+            console.print(f"  - {escape(note)} {escape(f'[{where}]')}", soft_wrap=True)
+    weak = [(v.entry.id, v.noop.weak_tests) for v in verdicts if v.noop and v.noop.weak_tests]
+    if weak:
+        console.print("weak tests (pass with nothing done):")
+        for task, samples in weak:
+            console.print(f"  - {escape(task)}: {escape(', '.join(samples))}", soft_wrap=True)

@@ -47,6 +47,8 @@ class TaskResult:
     def subtasks(self) -> list[str]:
         """Sub-task ids, in the order the scores give them."""
         return [k.split("/", 1)[1] for k in self.components if k.startswith("normalized/")]
+    environment_notes: list[str] = field(default_factory=list)
+    """Changes made to install the task's environment here (scores' `environment_notes`)."""
 
     @property
     def unavailable(self) -> str | None:
@@ -97,6 +99,8 @@ class TaskResult:
                 else {}
             ),
             **({"primary_subtasks": sorted(self.primary)} if self.primary else {}),
+            "weak_tests": self.weak_tests,
+            "environment_notes": self.environment_notes,
         }
 
 
@@ -116,7 +120,11 @@ def error_reason(message: str | None) -> str:
         text = wrapped.group(2).replace(f"\\{wrapped.group(1)}", wrapped.group(1)).strip()
     start = text.find(UNAVAILABLE)
     if start >= 0:
-        return text[start:].splitlines()[0]
+        line = text[start:].splitlines()[0]
+        quote = text[start - 1] if start and text[start - 1] in "'\"" else ""
+        if quote and text[:start].endswith("(" + quote) and line.endswith(quote + ")"):
+            line = line[: -len(quote + ")")]  # Inspect records the error's repr
+        return line
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "error"
 
@@ -158,6 +166,9 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             if (score.metadata or {}).get("weak_test"):
                 result.weak_tests.append(str(sample.id))
             _add_components(result, score.value, score.metadata or {})
+            for note in (score.metadata or {}).get("environment_notes") or []:
+                if note not in result.environment_notes:
+                    result.environment_notes.append(str(note))
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))

@@ -36,7 +36,27 @@ class Verdict:
             "thresholds": {"oracle_min": t.oracle_min, "noop_max": t.noop_max, "reason": t.reason},
             "problems": self.problems,
             "note": self.note,
+            "weak_tests": self.noop.weak_tests if self.noop else [],
+            "environment": self.environment,
+            "environment_notes": self.environment_notes,
         }
+
+    @property
+    def environment_notes(self) -> list[str]:
+        notes: list[str] = []
+        for result in (self.oracle, self.noop):
+            for note in result.environment_notes if result else []:
+                if note not in notes:
+                    notes.append(note)
+        return notes
+
+    @property
+    def environment(self) -> str:
+        """`unavailable`, `built` or `built, N note(s)` (changes made to install here)."""
+        if self.unavailable:
+            return "unavailable"
+        notes = self.environment_notes
+        return "built" + (f", {len(notes)} note(s)" if notes else "")
 
 
 def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[str]]:
@@ -77,9 +97,10 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
         t = entry.thresholds
         if oracle_value is not None and oracle_value < t.oracle_min:
             problems.append(f"oracle {oracle_value:.3f} < {t.oracle_min}")
-        if noop_value is not None and noop_value > t.noop_max:
+        weak_floor = not t.weak_tests_fail and noop is not None and bool(noop.weak_tests)
+        if noop_value is not None and noop_value > t.noop_max and not weak_floor:
             problems.append(f"noop {noop_value:.3f} > {t.noop_max}")
-        if noop is not None and noop.weak_tests:
+        if noop is not None and noop.weak_tests and t.weak_tests_fail:
             problems.append(
                 "weak test(s), passing with nothing done: " + ", ".join(noop.weak_tests)
             )

@@ -17,6 +17,9 @@ class ValidationThresholds:
     oracle_min: float = DEFAULT_ORACLE_MIN
     noop_max: float = DEFAULT_NOOP_MAX
     reason: str | None = None
+    weak_tests_fail: bool = True
+    """False: tests that pass with nothing done are the benchmark's own (upstream's) and
+    are listed, not failed; the noop may score exactly what they give (their floor)."""
 
 
 @dataclass(frozen=True)

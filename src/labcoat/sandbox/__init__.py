@@ -17,7 +17,12 @@ from labcoat.sandbox._environment import (
 )
 from labcoat.sandbox._layout import give_to_agent
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
-from labcoat.sandbox._requirements import PythonEnv, read_requirements_file, specifiers
+from labcoat.sandbox._requirements import (
+    PythonEnv,
+    read_requirements_file,
+    requirements_from_text,
+    specifiers,
+)
 from labcoat.sandbox._session import BwrapSession, bwrap_path
 
 __all__ = [
@@ -39,6 +44,7 @@ __all__ = [
     "has_separate_root",
     "machine_has_gpu",
     "read_requirements_file",
+    "requirements_from_text",
     "specifiers",
     "thread_environment",
 ]

@@ -272,7 +272,15 @@ class _BuildSandbox:
             pids=4096,
             file_size_mb=None,
             binds=tuple(binds),
-            env={**pip_config.variables, "PIP_CACHE_DIR": PIP_CACHE_MOUNT},
+            env={
+                **pip_config.variables,
+                "PIP_CACHE_DIR": PIP_CACHE_MOUNT,
+                **(
+                    {"PIP_UPLOADED_PRIOR_TO": env.uploaded_prior_to}
+                    if env.uploaded_prior_to
+                    else {}
+                ),
+            },
             default_user="root" if privileged() else "agent",
         )
         session = await BwrapSession.create(config)

@@ -46,6 +46,11 @@ class PythonEnv(BaseModel, frozen=True):
     sources: tuple[str, ...] = ()
     """Files the lines came from, for messages."""
 
+    uploaded_prior_to: str | None = None
+    """Resolve as of this date (ISO 8601; pip's `--uploaded-prior-to`): releases uploaded
+    later are not considered, on indexes that record upload times (PyPI does). Keeps an
+    old environment's unpinned lines from resolving to today's releases."""
+
     @property
     def empty(self) -> bool:
         return not self.requirements
@@ -55,6 +60,7 @@ class PythonEnv(BaseModel, frozen=True):
         return PythonEnv(
             requirements=tuple(dict.fromkeys([*self.requirements, *other.requirements])),
             python=self.python or other.python,
+            uploaded_prior_to=self.uploaded_prior_to or other.uploaded_prior_to,
             sources=tuple(dict.fromkeys([*self.sources, *other.sources])),
         )
 
@@ -76,6 +82,8 @@ class PythonEnv(BaseModel, frozen=True):
     def content_digest(self) -> str:
         """A digest of the lines and of the local files they name (their size and time)."""
         h = hashlib.sha256()
+        if self.uploaded_prior_to:
+            h.update(f"--uploaded-prior-to {self.uploaded_prior_to}\n".encode())
         for line in self.requirements:
             h.update(line.encode() + b"\n")
         for path in self.local_paths():
@@ -95,6 +103,13 @@ def read_requirements_file(path: Path) -> PythonEnv:
     return PythonEnv(requirements=tuple(lines), sources=(str(path),))
 
 
+def requirements_from_text(text: str, base: Path, source: str) -> PythonEnv:
+    """Requirement-file lines given as text (a conda file's `pip:` list), read as a file
+    in the folder `base` would be: relative paths and `-r` files resolve from `base`."""
+    lines = _parse_lines(text, base.resolve() / "<requirements>", seen=())
+    return PythonEnv(requirements=tuple(lines), sources=(source,))
+
+
 def _read_lines(path: Path, seen: tuple[Path, ...]) -> list[str]:
     if path in seen:
         raise TaskDataError(seen[-1], None, f"-r {path}: includes itself (a cycle of -r files)")
@@ -104,6 +119,10 @@ def _read_lines(path: Path, seen: tuple[Path, ...]) -> list[str]:
         raise TaskDataError(path, f"byte {exc.start}", "not UTF-8 text") from None
     except OSError as exc:
         raise TaskDataError(path, None, f"cannot read: {exc.strerror}") from None
+    return _parse_lines(text, path, seen)
+
+
+def _parse_lines(text: str, path: Path, seen: tuple[Path, ...]) -> list[str]:
     out: list[str] = []
     for number, line in _logical_lines(text):
         try:

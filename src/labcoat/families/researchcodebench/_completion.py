@@ -182,17 +182,24 @@ def _key(line: str) -> str:
     return line.strip()
 
 
-def _substantial(keys: list[str]) -> bool:
-    # anchors made only of `)`, `else:` or `pass` could be the block's own lines
-    return any(len(k) >= 8 for k in keys)
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 class _Context:
-    """The code around the placeholder in the masked file, for cutting echoed context."""
+    """The code around the placeholder in the masked file, for cutting echoed context.
 
-    def __init__(self, before: list[str], after: list[str]) -> None:
-        self.before = before
+    An echo is only ever cut at the reply's edges: a reply that starts with the lines
+    just before the placeholder, or ends with the lines just after it, each at the
+    same indentation relative to the block as in the file. A block whose own body
+    repeats lines of its surroundings (a loop body that predicts what follows the
+    loop) is therefore never cut in its middle.
+    """
+
+    def __init__(self, before: list[str], after: list[str], indent: int) -> None:
+        self.before = before  # raw lines, blank and marker lines removed
         self.after = after
+        self.indent = indent  # the placeholder's indentation
 
     @classmethod
     def of(cls, masked: str) -> _Context | None:
@@ -203,42 +210,48 @@ class _Context:
         end = todo
         while end < len(lines) and _PLACEHOLDER.match(lines[end]):
             end += 1
-        keep = [_key(line) for line in lines[:todo] if line.strip() and not is_marker(line)]
-        after = [_key(line) for line in lines[end:] if line.strip() and not is_marker(line)]
-        return cls(keep, after)
+        keep = [line for line in lines[:todo] if line.strip() and not is_marker(line)]
+        after = [line for line in lines[end:] if line.strip() and not is_marker(line)]
+        return cls(keep, after, _indent(lines[todo]))
 
     def anchors(self, lines: list[str]) -> tuple[int | None, int | None]:
         """(index after the echoed leading context, index where echoed trailing context starts).
 
-        Leading echo: the reply's lines up to some point equal the lines just before the
-        placeholder. Accepted when the reply starts with that echo, or when it spans at
-        least two lines with one of substance. Trailing echo is the mirror image.
+        Leading echo: the reply's first lines equal the last lines before the placeholder.
+        Trailing echo: the reply's last lines equal the first lines after it. Either is
+        accepted only when the reply keeps the file's indentation relative to the block
+        (a consistent shift), and never when it would leave nothing of the block.
         """
         rows = [i for i, line in enumerate(lines) if line.strip()]
-        keys = [_key(lines[i]) for i in rows]
+        raw = [lines[i] for i in rows]
+        keys = [_key(line) for line in raw]
 
         start: int | None = None
-        best = 0
-        for t in range(1, len(keys) + 1):
-            m = 0
-            while m < t and m < len(self.before) and keys[t - 1 - m] == self.before[-1 - m]:
-                m += 1
-            ok = m > 0 and (m == t or (m >= 2 and _substantial(keys[t - m : t])))
-            if ok and m >= best and t < len(keys):
-                best, start = m, t
+        for t in range(min(len(keys) - 1, len(self.before)), 0, -1):
+            echoed = self.before[len(self.before) - t :]
+            # the block's first line stands at the block's indentation
+            if keys[:t] == [_key(x) for x in echoed] and self._shifted(raw[:t], echoed, raw[t]):
+                start = t
+                break
         first = start or 0
 
         end: int | None = None
-        best = 0
-        for u in range(first, len(keys)):
-            n = 0
-            while u + n < len(keys) and n < len(self.after) and keys[u + n] == self.after[n]:
-                n += 1
-            ok = n > 0 and (u + n == len(keys) or (n >= 2 and _substantial(keys[u : u + n])))
-            if ok and n > best and u > first:
-                best, end = n, u
+        for u in range(first + 1, len(keys)):
+            n = len(keys) - u
+            echoed = self.after[:n]
+            block = min(raw[first:u], key=_indent)  # the block's least indented line
+            if keys[u:] == [_key(x) for x in echoed] and self._shifted(raw[u:], echoed, block):
+                end = u
+                break
 
         return (
             rows[start - 1] + 1 if start is not None else None,
             rows[end] if end is not None else None,
         )
+
+    def _shifted(self, reply: list[str], file: list[str], block_line: str) -> bool:
+        """The echoed lines sit where the file has them, relative to the block's code."""
+        if len(reply) != len(file):
+            return False
+        shifts = {_indent(r) - _indent(f) for r, f in zip(reply, file, strict=True)}
+        return shifts == {_indent(block_line) - self.indent}

@@ -10,9 +10,15 @@ from labcoat.families.researchcodebench._papers import find_pset, load_papers
 
 FAMILY = "researchcodebench"
 
-# validate: every snippet's reference must pass and every placeholder fail, so a
-# paper's line-weighted oracle score must be exactly 1 and its noop score exactly 0
-THRESHOLDS = ValidationThresholds(oracle_min=1.0, noop_max=0.0)
+# validate: every snippet's reference must pass, so a paper's line-weighted oracle score
+# must be exactly 1; every placeholder must fail except under upstream's weak tests, which
+# are listed (the noop scores exactly their floor), not failed
+THRESHOLDS = ValidationThresholds(
+    oracle_min=1.0,
+    noop_max=0.0,
+    weak_tests_fail=False,
+    reason="weak tests listed",
+)
 
 
 def discover(root: Path) -> list[TaskEntry]:

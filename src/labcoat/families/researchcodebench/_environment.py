@@ -1,9 +1,17 @@
-"""Which Python packages a paper's tests need, and which of them its environment lacks.
+"""What a paper's Python environment is made of, and which modules its tests need.
 
-A paper's environment is the pset-wide requirements (the task's `requirements`) plus the
-paper's own `requirements.txt`, when its folder has one (upstream's GMFlow does). labcoat
-builds one cached, read-only environment per distinct set (`labcoat.sandbox` does the
-building); the interpreter is the harness's own Python.
+A paper's environment is, in order:
+
+- the repository's conda `environment.yml` (upstream's one environment for all papers),
+  found next to `papers.yaml` or in the folder above it (the checkout's root);
+- the pset's `requirements.txt` next to `papers.yaml` (a labcoat convention);
+- the task's `requirements` parameter;
+- the paper's own `requirements.txt`, only when no environment.yml defines the
+  environment: upstream installs environment.yml alone and never a paper's own file
+  (GMFlow's names `git+` sources), so with one the paper's file is ignored and noted.
+
+labcoat builds one cached, read-only environment per distinct set (`labcoat.sandbox`
+does the building); the interpreter is the harness's own Python.
 
 Before grading, the modules that the test script imports (following its imports through
 the paper's own files, at module level, outside `try: ... except ImportError`) are looked
@@ -14,13 +22,20 @@ imports it, instead of failing every snippet with the same ImportError.
 from __future__ import annotations
 
 import ast
+import threading
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
-from labcoat.families.researchcodebench._papers import Paper
-from labcoat.sandbox import PythonEnv, read_requirements_file
+from labcoat.families.researchcodebench._conda import (
+    CondaEnvironment,
+    find_conda_file,
+    read_conda_environment,
+)
+from labcoat.families.researchcodebench._papers import PAPERS_YAML, Paper
+from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
 
 REQUIREMENTS_FILE = "requirements.txt"
+_PARSE_LOCK = threading.Lock()
 _GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 # run in the sandbox with candidate top-level module names as arguments
@@ -41,12 +56,81 @@ print(json.dumps(missing))
 class MissingModulesError(LabcoatError):
     """A paper's tests import modules that its Python environment does not have."""
 
+    def __init__(self, message: str, missing: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing or {}
+        """module -> the paper file that imports it"""
 
-def paper_environment(paper: Paper, base: PythonEnv | None = None) -> PythonEnv:
-    """`base` then the paper's own requirements.txt, without duplicates, in order."""
+
+def pset_conda(pset: Path) -> CondaEnvironment | None:
+    """The repository's environment.yml (next to papers.yaml, or one folder up)."""
+    path = find_conda_file([pset, pset.parent])
+    return read_conda_environment(path) if path is not None else None
+
+
+def pset_environment(
+    pset: Path, requirements: str | list[str] | None = None
+) -> tuple[PythonEnv, tuple[str, ...]]:
+    """What every paper of the pset needs, and notes on how conda lines were mapped:
+    environment.yml, then the pset's requirements.txt, then `requirements` (a file or
+    a list of specifiers)."""
+    conda = pset_conda(pset)
+    env, notes = (conda.env, conda.notes) if conda is not None else (PythonEnv(), ())
+    if conda is not None:
+        date = latest_paper_date(pset)
+        if date is not None:
+            env = env.model_copy(update={"uploaded_prior_to": f"{date}T23:59:59Z"})
+            notes = (
+                *notes,
+                f"resolved as of {date}, the latest date in papers.yaml: releases uploaded "
+                "later are not considered (on indexes that record upload times)",
+            )
+    own = pset / REQUIREMENTS_FILE
+    if own.is_file():
+        env = env.plus(read_requirements_file(own))
+    if requirements is None:
+        return env, notes
+    if isinstance(requirements, str):
+        path = Path(requirements).expanduser()
+        if not path.is_file():
+            raise LabcoatError(
+                f"requirements={requirements!r}: no such file (give a requirements file, "
+                "or a list of requirement specifiers)"
+            )
+        return env.plus(read_requirements_file(path)), notes
+    return env.plus(specifiers(*(str(r) for r in requirements))), notes
+
+
+def latest_paper_date(pset: Path) -> str | None:
+    """The latest date (YYYY-MM-DD) that papers.yaml names: when the pset was assembled,
+    at the earliest, and so about when upstream's environment was created."""
+    import re
+
+    text = (pset / PAPERS_YAML).read_text(encoding="utf-8", errors="replace")
+    dates = re.findall(r"_date:\s*['\"]?(\d{4}-\d{2}-\d{2})", text)
+    return max(dates) if dates else None
+
+
+def paper_environment(
+    paper: Paper, base: PythonEnv | None = None, *, own_requirements: bool = True
+) -> PythonEnv:
+    """`base` then the paper's own requirements.txt (unless `own_requirements` is off:
+    an environment.yml defines the environment), without duplicates, in order."""
     own_file = paper.folder / REQUIREMENTS_FILE
-    own = read_requirements_file(own_file) if own_file.is_file() else PythonEnv()
+    own = (
+        read_requirements_file(own_file) if own_requirements and own_file.is_file() else PythonEnv()
+    )
     return (base or PythonEnv()).plus(own)
+
+
+def ignored_requirements(paper: Paper) -> str | None:
+    """The note for a paper whose own requirements.txt is not installed (conda pset)."""
+    if not (paper.folder / REQUIREMENTS_FILE).is_file():
+        return None
+    return (
+        f"{paper.id}/{REQUIREMENTS_FILE} not installed: the repository's environment.yml "
+        "defines the environment (upstream never installs a paper's own file)"
+    )
 
 
 def required_modules(paper: Paper) -> dict[str, str]:
@@ -70,7 +154,9 @@ def required_modules(paper: Paper) -> dict[str, str]:
             continue
         seen.add(file)
         try:
-            tree = ast.parse(file.read_text(encoding="utf-8", errors="replace"))
+            source = file.read_text(encoding="utf-8", errors="replace")
+            with _PARSE_LOCK:  # CPython 3.11's ast.parse is not safe in parallel threads
+                tree = ast.parse(source)
         except SyntaxError:
             continue
         package = file.parent.relative_to(folder).parts

@@ -36,12 +36,14 @@ class FailureKind(StrEnum):
     TYPE_SHAPE = "type_shape"  # TypeError; ValueError/RuntimeError about shapes
     INDEX_KEY = "index_key"  # IndexError, KeyError
     WRONG_RESULT = "wrong_result"  # assertions failed, nothing raised otherwise
-    TIMEOUT = "timeout"
-    CRASH = "crash"  # any other exception, a signal, or no unittest summary
+    TIMEOUT = "timeout"  # its CPU-time or wall-clock limit stopped it
+    CRASH = "crash"  # any other exception, a signal, or no report
+    INTEGRITY = "integrity"  # the completion broke the grading rules at run time
 
 
 # most fundamental first: a NameError in one test explains assertion failures elsewhere
 _PRIORITY = (
+    FailureKind.INTEGRITY,
     FailureKind.SYNTAX,
     FailureKind.NAME_IMPORT,
     FailureKind.ATTRIBUTE,
@@ -203,6 +205,25 @@ _LOADERS = {
     "Path",
 }
 _EXIT_CALLS = {("sys", "exit"), ("os", "_exit"), ("os", "abort"), (None, "exit"), (None, "quit")}
+_EXIT_NAMES = {"_exit", "abort"}  # reached by name: getattr(os, "_exit"), vars(os)["_exit"]
+_MAIN = "__main__"
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _main_comparisons(tree: ast.AST) -> set[int]:
+    """ids of the "__main__" constants in `__name__ == "__main__"` tests (harmless)."""
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+            if any(isinstance(p, ast.Name) and p.id == "__name__" for p in parts):
+                ids.update(id(p) for p in parts if isinstance(p, ast.Constant))
+    return ids
 
 
 def suspicious_access(
@@ -211,10 +232,12 @@ def suspicious_access(
     """Reasons to distrust a completion that reaches for the tests or the reference code.
 
     Flags: importing a `*_ref` module (or one of `reference_modules`) or the test script,
-    also through `importlib`/`__import__`/`open`; string literals naming the test script
-    or a `*_ref.py` file; and calls that end the interpreter early (`sys.exit`,
-    `os._exit`, ...), which can fake a clean exit. Code that does not parse is checked
-    with plain text patterns.
+    also through `importlib`/`__import__`/`open`; string literals naming the test script,
+    a `*_ref.py` file or a reference module; reaching the test script's own module
+    (`sys.modules["__main__"]`, `import __main__`), through which the reference it
+    imported is in reach; changing `unittest`; and ending the interpreter early
+    (`sys.exit`, `os._exit`, also by name: `getattr(os, "_exit")`). Code that does not
+    parse is checked with plain text patterns.
     """
     test_module = test_script.removesuffix(".py")
     refs = set(reference_modules)
@@ -230,7 +253,8 @@ def suspicious_access(
             (r"^\s*(from|import)\s+[\w.]*_ref\b", "imports a reference module"),
             (re.escape(test_module), f"mentions the test script {test_script}"),
             (r"\w+_ref\.py\b", "mentions a reference file"),
-            (r"\b(sys\.exit|os\._exit)\s*\(", "ends the interpreter early"),
+            (r"\b(sys\.exit|os\._exit)\s*\(|[\'\"]_exit[\'\"]", "ends the interpreter early"),
+            (r"__main__", "reaches the test script's module (__main__)"),
         )
         for pattern, reason in text_rules:
             if re.search(pattern, code, re.MULTILINE) and reason not in reasons:
@@ -241,6 +265,7 @@ def suspicious_access(
         if reason not in reasons:
             reasons.append(reason)
 
+    harmless_main = _main_comparisons(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
@@ -251,12 +276,36 @@ def suspicious_access(
                     add(f"imports reference module {module!r}")
                 if module.split(".")[0] == test_module:
                     add(f"imports the test script {test_script}")
+                if module.split(".")[0] == _MAIN:
+                    add("reaches the test script's module (__main__)")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if test_module in node.value:
                 add(f"mentions the test script {test_script}")
             ref_file = _REF_FILE.search(node.value)
             if ref_file:
                 add(f"mentions reference file {ref_file[0]!r}")
+            elif node.value in refs:  # the paper's own reference modules, by name
+                add(f"names reference module {node.value!r}")
+            if node.value == _MAIN and id(node) not in harmless_main:
+                add("reaches the test script's module (__main__)")
+            if node.value in _EXIT_NAMES:
+                add(f"names {node.value!r} and may end the test run early")
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+            and is_ref(node.slice.value)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "modules"
+        ):
+            add(f"reaches reference module {node.slice.value!r} through sys.modules")
+        elif isinstance(node, ast.Attribute) and node.attr == "_exit":
+            add("reaches os._exit and may end the test run early")
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute | ast.Subscript) and _root_name(t) == "unittest":
+                    add("changes unittest")
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute):
@@ -268,6 +317,8 @@ def suspicious_access(
                 continue
             if target in _EXIT_CALLS:
                 add(f"calls {'.'.join(p for p in target if p)}() and may end the test run early")
+            if target == (None, "setattr") and node.args and _root_name(node.args[0]) == "unittest":
+                add("changes unittest")
             if target[1] in _LOADERS:
                 for arg in node.args:
                     if (

@@ -8,10 +8,21 @@ to a fresh private directory under /tmp, writes the filled file, and runs
 killed with everything it started when the run ends (see `_runner.py`). Runs of all
 papers share one bound on how many run at once (default: one per CPU).
 
-For speed, each paper sandbox also starts a preloaded interpreter (the runner's `serve`
-mode) that imports what the tests need from outside the paper once and forks a child
-per run; the child becomes the run exactly as above. If it cannot start or dies, runs
-fall back to a fresh `python paper2code_test.py` each (`preload=False` always does).
+Runs in flight at once each hold a slot: its own user, its own HOME (the same path for
+every run of the slot, reset before each) and a share of the CPUs as thread counts. A
+run's limits are CPU time (`timeout` seconds per thread it is given: the test's own
+work, however loaded the machine is) and wall-clock time less the time it waited for a
+CPU (`WALL_FACTOR` × `timeout`, for a run that waits without working); either marks it
+timed out, its own failure class.
+
+For speed, each paper sandbox starts, per slot, a preloaded interpreter (the runner's
+`serve` mode) that imports what the tests need from outside the paper once, as the
+slot's user with the slot's HOME and thread counts, and forks a child per run; the child
+becomes the run exactly as above. If it cannot start or dies, runs fall back to a fresh
+interpreter each (`preload=False` always does).
+
+The outcome is the test process's report on a private channel, with a per-run secret
+(see `_test_main.py`): what a run prints or how it exits cannot make it pass.
 
 The model never sees these sandboxes: the agent's own sandbox (agent mode) holds the
 masked repository without tests or reference code.
@@ -42,24 +53,26 @@ from labcoat.families.researchcodebench._environment import (
     missing_message,
     required_modules,
 )
-from labcoat.families.researchcodebench._failures import Failure, classify_failure, run_passed
+from labcoat.families.researchcodebench._failures import Failure, FailureKind, classify_failure
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.grading import grader_session
 from labcoat.sandbox import BwrapSession, PythonEnv
 
 DEFAULT_TIMEOUT = 60  # seconds per test run, upstream's --timeout_seconds
+WALL_FACTOR = 3  # a run's wall-clock limit, in multiples of `timeout`
 MEMORY_MB_PER_RUN = 2048  # a paper sandbox's memory cap: this per parallel run, plus one
 OUTPUT_LIMIT = 64 * 1024  # bytes kept of each of stdout and stderr
-RUN_UID_BASE = 2000  # run i of those in flight runs as uid 2000 + i
+RUN_UID_BASE = 2000  # slot i runs as uid 2000 + i
 RUNNER_GRACE = 30  # seconds past the test's limit before the runner itself is given up
 IDLE_CLOSE = 10.0  # seconds a shared pool keeps an unused paper sandbox
-ZYGOTE_DIR = "/tmp/.labcoat-zygote"  # root-only; holds the preloaded runner's socket
+ZYGOTE_DIR = "/tmp/.labcoat-zygote-{slot}"  # root-only; the slot's preloaded runner
+SLOT_HOME = "/tmp/.labcoat-home-{slot}"  # the slot's HOME, its user's
 ZYGOTE_START_TIMEOUT = 300  # seconds to import the preloaded modules (torch can be slow)
 SOCKET_PATH_MAX = 100  # bytes; AF_UNIX paths are limited to 108
 
 # scripts that run inside the sandbox (never imported here)
 _RUNNER = (Path(__file__).parent / "_runner.py").read_text(encoding="utf-8")
-_HOOK = (Path(__file__).parent / "_audit_hook.py").read_text(encoding="utf-8")
+_TEST_MAIN = (Path(__file__).parent / "_test_main.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -85,13 +98,68 @@ class TestRun:
     """`own user` (a uid per run, all its processes killed after) or `shared user`."""
     runner: str = "preloaded"
     """`preloaded` (forked from the paper's preloaded interpreter) or `fresh` (a new one)."""
+    report: dict[str, Any] | None = None
+    """The test process's own report (tests run, failures, errors), None when it ended
+    without one (it exited early, was killed, or crashed before reporting)."""
+    limit: str | None = None
+    """Which limit stopped a timed-out run: `cpu` or `wall`."""
+    cpu_seconds: float | None = None
+    network: tuple[str, ...] = ()
+    """Network access tried by code other than the completion (the paper needs network)."""
+    limits: tuple[float, float] = (DEFAULT_TIMEOUT, DEFAULT_TIMEOUT * WALL_FACTOR)
+    """(CPU seconds, wall-clock seconds) the run was given."""
 
     @property
     def passed(self) -> bool:
-        return run_passed(self.exit_code, self.stdout, self.stderr, timed_out=self.timed_out)
+        """The report says tests ran and none failed, and nothing was flagged."""
+        report = self.report
+        return (
+            report is not None
+            and not self.timed_out
+            and not self.runtime_flags
+            and self.exit_code == 0
+            and report.get("exit_code") == 0
+            and report.get("escaped") is None
+            and int(report.get("ran", 0)) > 0
+            and int(report.get("failures", 0)) == 0
+            and int(report.get("errors", 0)) == 0
+        )
+
+    @property
+    def needs_network(self) -> bool:
+        """It failed after code other than the completion tried to reach the network."""
+        return bool(self.network) and not self.passed
 
     def failure(self) -> Failure | None:
-        return classify_failure(self.exit_code, self.stdout, self.stderr, timed_out=self.timed_out)
+        if self.passed:
+            return None
+        if self.timed_out:
+            if self.limit == "cpu":
+                message = f"the test run used more than {self.limits[0]:g} s of CPU time"
+            else:
+                message = (
+                    f"the test run took more than {self.limits[1]:g} s (wall clock, less "
+                    "the time it waited for a CPU)"
+                )
+            return Failure(FailureKind.TIMEOUT, message=message)
+        if self.runtime_flags:
+            return Failure(FailureKind.INTEGRITY, message="; ".join(self.runtime_flags))
+        found = classify_failure(self.exit_code, self.stdout, self.stderr)
+        if self.report is None:
+            if found is not None and found.kind not in (FailureKind.WRONG_RESULT,):
+                return found
+            return Failure(
+                FailureKind.CRASH,
+                message=f"the test process ended without its report (exit code {self.exit_code})",
+            )
+        if found is not None:
+            return found
+        report = self.report
+        if int(report.get("failures", 0)):
+            return Failure(FailureKind.WRONG_RESULT, message="unittest reported a failure")
+        if int(report.get("ran", 0)) == 0:
+            return Failure(FailureKind.CRASH, message="no test ran")
+        return Failure(FailureKind.CRASH, message=f"exit code {self.exit_code}")
 
 
 @dataclass
@@ -103,13 +171,14 @@ class _Paper:
     stack: AsyncExitStack | None = None
     session: BwrapSession | None = None
     error: LabcoatError | None = None
-    zygote: Path | None = None  # host path of the preloaded runner's socket
-    zygote_error: str | None = None
+    zygotes: dict[int, Path] = field(default_factory=dict)  # slot -> its runner's socket
+    zygote_errors: dict[int, str] = field(default_factory=dict)
     in_flight: int = 0
     last_used: float = field(default_factory=time.monotonic)
 
     async def close(self) -> None:
-        stack, self.stack, self.session, self.zygote = self.stack, None, None, None
+        stack, self.stack, self.session = self.stack, None, None
+        self.zygotes = {}
         if stack is not None:
             with anyio.CancelScope(shield=True):
                 await stack.aclose()
@@ -133,6 +202,8 @@ class GradingPool:
         preload: bool = True,
     ) -> None:
         self.max_parallel = max(1, max_parallel or os.cpu_count() or 1)
+        # threads per run = the CPUs it is given
+        self.threads = max(1, (os.cpu_count() or 1) // self.max_parallel)
         # the runs in flight and the preloaded interpreter share the sandbox's cap
         self.memory_mb = memory_mb or MEMORY_MB_PER_RUN * (self.max_parallel + 1)
         self.preload = preload
@@ -222,38 +293,47 @@ class GradingPool:
             )
         missing = {name: needed[name] for name in json.loads(result.stdout)}
         if missing:
-            raise MissingModulesError(missing_message(paper, missing, environment))
+            raise MissingModulesError(missing_message(paper, missing, environment), missing)
         return sorted(needed)
 
-    async def _start_zygote(self, entry: _Paper, session: BwrapSession, modules: list[str]) -> None:
-        """Start the preloaded runner; on any trouble, note why and run without it."""
-        host = session.host_path(f"{ZYGOTE_DIR}/sock")
+    def _slot_config(self, session: BwrapSession, slot: int) -> dict[str, Any]:
+        return {
+            "uid": RUN_UID_BASE + slot if _root(session) else None,
+            "home": SLOT_HOME.format(slot=slot),
+            "threads": self.threads,
+        }
+
+    async def _start_zygote(
+        self, entry: _Paper, session: BwrapSession, modules: list[str], slot: int
+    ) -> None:
+        """Start the slot's preloaded runner; on any trouble, note why and run without it."""
+        folder = ZYGOTE_DIR.format(slot=slot)
+        host = session.host_path(f"{folder}/sock")
         if host is None or len(str(host).encode()) > SOCKET_PATH_MAX:
-            entry.zygote_error = f"socket path too long: {host}"
+            entry.zygote_errors[slot] = f"socket path too long: {host}"
             return
         root = _root(session)
-        made = await session.exec(["mkdir", "-m", "700", ZYGOTE_DIR], cwd="/", user=root)
+        made = await session.exec(["mkdir", "-m", "700", folder], cwd="/", user=root)
         if not made.success:
-            entry.zygote_error = made.stderr.strip()
+            entry.zygote_errors[slot] = made.stderr.strip()
             return
+        config = self._slot_config(session, slot)
         pid = await session.spawn(
-            ["python3", "-c", _RUNNER, "serve", ZYGOTE_DIR, json.dumps(modules)],
-            log=f"{ZYGOTE_DIR}/log",
+            ["python3", "-c", _RUNNER, "serve", folder, json.dumps(modules), json.dumps(config)],
+            log=f"{folder}/log",
             cwd="/tmp",
-            # caches that imports may create stay out of /root, the pristine paper folder
-            env={"HOME": ZYGOTE_DIR, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"},
             user=root,
         )
         with anyio.move_on_after(ZYGOTE_START_TIMEOUT):
             while not host.exists():
                 running, code = await session.job_status(pid)
                 if not running:
-                    entry.zygote_error = f"the preloaded runner exited ({code})"
+                    entry.zygote_errors[slot] = f"the preloaded runner exited ({code})"
                     return
                 await anyio.sleep(0.02)
-            entry.zygote = host
+            entry.zygotes[slot] = host
             return
-        entry.zygote_error = "the preloaded runner did not start in time"
+        entry.zygote_errors[slot] = "the preloaded runner did not start in time"
 
     # --- runs ---------------------------------------------------------------------------
 
@@ -275,26 +355,31 @@ class GradingPool:
         timeout: float = DEFAULT_TIMEOUT,
         watch: Watch | None = None,
     ) -> TestRun:
-        """Run the paper's tests with `files` (paths in the paper folder -> text) replaced."""
+        """Run the paper's tests with `files` (paths in the paper folder -> text) replaced.
+
+        `timeout`: CPU seconds per thread the run is given (its wall-clock limit is
+        `WALL_FACTOR` times that)."""
         async with self._use(paper, environment or PythonEnv()) as entry:
             assert entry.session is not None
-            if self.preload and entry.zygote is None and entry.zygote_error is None:
-                async with entry.lock:  # the first run starts it; `check` never does
-                    if entry.zygote is None and entry.zygote_error is None:
-                        await self._start_zygote(entry, entry.session, entry.modules)
             root = _root(entry.session)
             async with self._slot() as slot:
+                if self.preload and slot not in entry.zygotes and slot not in entry.zygote_errors:
+                    await self._start_zygote(entry, entry.session, entry.modules, slot)
+                wall = timeout * WALL_FACTOR
                 request: dict[str, Any] = {
                     "source": "/root",
                     "files": files,
                     "script": paper.test_script,
-                    "timeout": timeout,
-                    "uid": RUN_UID_BASE + slot if root else None,
-                    "hook": _HOOK,
+                    "cpu_seconds": max(1, round(timeout * self.threads)),
+                    "wall_seconds": wall,
+                    "slot": self._slot_config(entry.session, slot),
+                    "test_main": _TEST_MAIN,
                     "watch": watch.__dict__ if watch else None,
                     "output_limit": OUTPUT_LIMIT,
                 }
-                data = await self._preloaded(entry, request) if entry.zygote else None
+                data = None
+                if slot in entry.zygotes:
+                    data = await self._preloaded(entry, slot, request)
                 runner = "preloaded"
                 if data is None:
                     data = await self._fresh(entry.session, request)
@@ -310,14 +395,20 @@ class GradingPool:
             runtime_flags=tuple(data["runtime_flags"]),
             isolation="own user" if root else "shared user",
             runner=runner,
+            report=data.get("report"),
+            limit=data.get("limit"),
+            cpu_seconds=data.get("cpu_seconds"),
+            network=tuple(data.get("network") or ()),
+            limits=(float(request["cpu_seconds"]), float(wall)),
         )
 
-    async def _preloaded(self, entry: _Paper, request: dict[str, Any]) -> dict[str, Any] | None:
-        """The run through the paper's preloaded runner; None if that runner is gone."""
-        assert entry.zygote is not None
+    async def _preloaded(
+        self, entry: _Paper, slot: int, request: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The run through the slot's preloaded runner; None if that runner is gone."""
         try:
-            with anyio.fail_after(request["timeout"] + RUNNER_GRACE):
-                async with await anyio.connect_unix(entry.zygote) as stream:
+            with anyio.fail_after(request["wall_seconds"] + RUNNER_GRACE):
+                async with await anyio.connect_unix(entry.zygotes[slot]) as stream:
                     await stream.send(json.dumps(request).encode() + b"\n")
                     reply = bytearray()
                     with contextlib.suppress(anyio.EndOfStream):
@@ -326,10 +417,12 @@ class GradingPool:
         except TimeoutError:
             return _no_result("the test runner did not return", timed_out=True)
         except OSError as exc:
-            entry.zygote, entry.zygote_error = None, f"the preloaded runner is gone: {exc}"
+            del entry.zygotes[slot]
+            entry.zygote_errors[slot] = f"the preloaded runner is gone: {exc}"
             return None
         if not reply:  # it died during the run
-            entry.zygote, entry.zygote_error = None, "the preloaded runner died"
+            del entry.zygotes[slot]
+            entry.zygote_errors[slot] = "the preloaded runner died"
             return None
         return json.loads(reply)
 
@@ -342,7 +435,7 @@ class GradingPool:
                     input=json.dumps(request),
                     cwd="/tmp",
                     user=_root(session),
-                    timeout=request["timeout"] + RUNNER_GRACE,
+                    timeout=request["wall_seconds"] + RUNNER_GRACE,
                 )
             except SandboxUnavailableError as exc:
                 # the sandbox died (memory?); it restarts on the next request
@@ -396,8 +489,10 @@ def _no_result(message: str, *, timed_out: bool = False) -> dict[str, Any]:
         "stdout": "",
         "stderr": message,
         "timed_out": timed_out,
+        "limit": "wall" if timed_out else None,
         "seconds": 0.0,
         "runtime_flags": [],
+        "report": None,
     }
 
 

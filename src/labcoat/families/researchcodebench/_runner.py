@@ -1,21 +1,28 @@
-"""Test runs inside the grading sandbox: fresh copy, own user, time limit, clean-up.
+"""Test runs inside the grading sandbox: fresh copy, own user, limits, report, clean-up.
 
 Not imported by labcoat: its text runs inside the paper's grading sandbox, where the
 pristine paper folder (tests and `*_ref.py` included) is root-only at /root. Two modes:
 
 - `python3 -I -S -c RUNNER once`: one run; a JSON request on stdin, the JSON result on
-  stdout; the tests run as `python paper2code_test.py`.
-- `python3 -c RUNNER serve DIR MODULES_JSON`: a preloaded interpreter ("zygote") that
-  imports the modules the paper's tests need from outside the paper (numpy, torch, ...)
-  once, then serves requests on the unix socket DIR/sock, forking a fresh child per run
-  that runs the test script as a fresh `__main__` module. Modules the zygote imported that a
-  file of the paper would shadow are dropped in the child first, and random generators
-  are reseeded, so a run sees what a fresh `python paper2code_test.py` would.
+  stdout; the tests run in a new interpreter (`python3 -c TEST_MAIN`).
+- `python3 -c RUNNER serve DIR MODULES SLOT`: the preloaded interpreter ("zygote") of
+  one run slot. It imports the modules the paper's tests need from outside the paper
+  (numpy, torch, ...) once, as the slot's user and with the slot's HOME and thread
+  counts, then serves requests on the unix socket DIR/sock, forking a child per run
+  that runs the test script as a fresh `__main__`. Modules the zygote imported that a
+  file of the paper would shadow are dropped in the child, and random generators are
+  reseeded, so a run sees what a fresh `python paper2code_test.py` would.
 
-Where the sandbox has root, the tests run as a user of their own (`uid`, distinct for
-runs in flight at once) in a private copy, and every process of that user is killed
-afterwards, so runs cannot see or outlive each other. Without root (a user namespace
-with one user) they run as that user; only their process group is killed.
+A slot is one of the runs that may be in flight at once: its own user (uid 2000 + slot,
+where the sandbox has root), its own HOME (reset before every run to what it held after
+the zygote's imports, so caches the imports placed there are valid and private), and a
+share of the CPUs (thread-count variables, `torch.set_num_threads`).
+
+Every run gets a private copy of the paper folder, a CPU-time limit (the test's own
+work, whatever else loads the machine) and a wall-clock limit that leaves out the time
+it waited for a CPU (a run that waits without working), and its outcome from the test
+process's report (see `_test_main.py`), never from what it prints. Afterwards every
+process of the run is killed.
 """
 
 import sys
@@ -33,13 +40,21 @@ import time  # noqa: E402
 
 CUT = b"\n[... %d bytes cut by labcoat ...]\n"
 ZYGOTE_FAILED = 70  # exit code of a forked child that could not start the run
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
+CHANNEL_LIMIT = 1 << 20  # bytes read from a run's result channel
 
 
 # --- shared by both modes --------------------------------------------------------------
 
 
 def _chown_tree(path, uid):
-    os.chown(path, uid, uid)
+    os.lchown(path, uid, uid)
     for parent, dirs, files in os.walk(path):
         for name in dirs + files:
             os.lchown(os.path.join(parent, name), uid, uid)
@@ -73,53 +88,6 @@ def _kill_user(uid):
         os.waitpid(pid, 0)
 
 
-def _prepare(req, work):
-    """Copy the paper folder to WORK/paper, write the files; returns the run folder."""
-    run_dir = os.path.join(work, "paper")
-    shutil.copytree(req["source"], run_dir, symlinks=True)
-    for rel, text in req["files"].items():
-        with open(os.path.join(run_dir, rel), "w", encoding="utf-8") as f:
-            f.write(text)
-    if req["uid"] is not None:
-        _chown_tree(run_dir, req["uid"])
-        os.chmod(run_dir, 0o700)
-        os.chmod(work, 0o711)  # the run may pass through to its folder, not list ours
-    return run_dir
-
-
-def _run_env(req, run_dir):
-    """Variables the test run sees on top of the sandbox's own."""
-    env = {
-        "HOME": run_dir,
-        "USER": "grader",
-        "LOGNAME": "grader",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "MPLBACKEND": "Agg",
-        "LABCOAT_AUDIT_TEST": req["script"],
-    }
-    watch = req.get("watch")
-    if watch:
-        path = os.path.join(run_dir, watch["file"])
-        env["LABCOAT_AUDIT_WATCH"] = f"{path}:{watch['first_line']}:{watch['last_line']}"
-    return env
-
-
-def _result(work, exit_code, timed_out, seconds, limit):
-    flags_path = os.path.join(work, "flags")
-    flags = []
-    if os.path.exists(flags_path):
-        with open(flags_path, encoding="utf-8", errors="replace") as f:
-            flags = list(dict.fromkeys(line.strip() for line in f if line.strip()))
-    return {
-        "exit_code": exit_code,
-        "timed_out": timed_out,
-        "seconds": seconds,
-        "stdout": _read_capped(os.path.join(work, "stdout"), limit),
-        "stderr": _read_capped(os.path.join(work, "stderr"), limit),
-        "runtime_flags": flags,
-    }
-
-
 def _cleanup(pid, uid):
     """Kill whatever the run left running: its process group, and its user's processes."""
     with contextlib.suppress(OSError):
@@ -128,101 +96,241 @@ def _cleanup(pid, uid):
         _kill_user(uid)
 
 
-# --- once: one run, the tests as `python paper2code_test.py` ----------------------------
+def _slot_environment(slot):
+    env = {
+        "HOME": slot["home"],
+        "USER": "grader",
+        "LOGNAME": "grader",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+    }
+    env.update(dict.fromkeys(THREAD_VARIABLES, str(slot["threads"])))
+    return env
+
+
+def _fresh_home(slot, template=None):
+    """The slot's HOME as the run gets it: a copy of `template`, or empty; the slot's."""
+    home = slot["home"]
+    shutil.rmtree(home, ignore_errors=True)
+    if template and os.path.isdir(template):
+        shutil.copytree(template, home, symlinks=True)
+    else:
+        os.makedirs(home)
+    os.chmod(home, 0o700)
+    if slot["uid"] is not None:
+        _chown_tree(home, slot["uid"])
+
+
+def _prepare(req, work):
+    """Copy the paper folder to WORK/paper, write the files; returns the run folder."""
+    run_dir = os.path.join(work, "paper")
+    shutil.copytree(req["source"], run_dir, symlinks=True)
+    for rel, text in req["files"].items():
+        with open(os.path.join(run_dir, rel), "w", encoding="utf-8") as f:
+            f.write(text)
+    uid = req["slot"]["uid"]
+    if uid is not None:
+        _chown_tree(run_dir, uid)
+        os.chmod(run_dir, 0o700)
+        os.chmod(work, 0o711)  # the run may pass through to its folder, not list ours
+    return run_dir
+
+
+def _test_config(req, run_dir, nonce_r, report_w):
+    return {
+        "script": req["script"],
+        "run_dir": run_dir,
+        "watch": req.get("watch"),
+        "nonce_fd": nonce_r,
+        "report_fd": report_w,
+        "cpu_seconds": req["cpu_seconds"],
+        "threads": req["slot"]["threads"],
+    }
+
+
+class _Run:
+    """A run in flight, seen from the runner: its process, limits and result channel."""
+
+    def __init__(self, req, work, pid, report_r, nonce):
+        self.req, self.work, self.pid = req, work, pid
+        self.report_r, self.nonce = report_r, nonce
+        self.start = time.monotonic()
+        self.timed_out = None  # "wall" when the runner stopped it
+        self.channel = bytearray()
+
+    def over_time(self):
+        """Past the wall-clock limit, not counting time spent waiting for a CPU.
+
+        The kernel counts how long the process waited, runnable, for a CPU
+        (/proc/PID/schedstat): on a loaded machine that time is not the run's. What is
+        left is the time it ran or waited by itself (sleeping, blocked).
+        """
+        elapsed = time.monotonic() - self.start
+        if elapsed <= self.req["wall_seconds"]:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/schedstat") as f:
+                waited = int(f.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            waited = 0.0
+        return elapsed - waited > self.req["wall_seconds"]
+
+    def read_channel(self):
+        """Read what the test process wrote; False once the channel is closed."""
+        try:
+            chunk = os.read(self.report_r, 65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return False
+        if len(self.channel) < CHANNEL_LIMIT:
+            self.channel += chunk
+        return True
+
+    def result(self, status, rusage):
+        seconds = time.monotonic() - self.start
+        code = os.waitstatus_to_exitcode(status)
+        cpu = rusage.ru_utime + rusage.ru_stime if rusage is not None else None
+        limit = self.timed_out
+        stopped = code in (-signal.SIGXCPU, -signal.SIGKILL)
+        if limit is None and stopped and cpu is not None and cpu >= self.req["cpu_seconds"] - 0.5:
+            limit = "cpu"
+        report, flags, network, problems = None, [], [], []
+        for raw in bytes(self.channel).decode("utf-8", "replace").splitlines():
+            kind, _, rest = raw.partition(" ")
+            nonce, _, text = rest.partition(" ")
+            if nonce != self.nonce or kind not in ("REPORT", "FLAG", "NETWORK"):
+                problems.append("wrote to labcoat's result channel")
+            elif kind == "FLAG":
+                flags.append(text)
+            elif kind == "NETWORK":
+                network.append(text)
+            elif report is None:
+                try:
+                    report = json.loads(text)
+                except ValueError:
+                    problems.append("sent an unreadable report")
+            else:
+                problems.append("sent a second report")
+        limit_bytes = self.req["output_limit"]
+        return {
+            "exit_code": code,
+            "timed_out": limit is not None,
+            "limit": limit,
+            "seconds": seconds,
+            "cpu_seconds": cpu,
+            "stdout": _read_capped(os.path.join(self.work, "stdout"), limit_bytes),
+            "stderr": _read_capped(os.path.join(self.work, "stderr"), limit_bytes),
+            "report": report,
+            "runtime_flags": list(dict.fromkeys(flags + problems)),
+            "network": network,
+        }
+
+
+def _nonce_pipe():
+    """(read end for the test process, write end): filled after the process exists."""
+    return os.pipe()
+
+
+def _send_nonce(write_end):
+    nonce = os.urandom(16).hex()
+    os.write(write_end, nonce.encode())
+    os.close(write_end)
+    return nonce
+
+
+# --- once: one run, the tests in a new interpreter ---------------------------------------
+
+_BOOT = """
+import sys
+fresh = set(sys.modules)
+del sys.path[0]  # the run's folder: labcoat's imports must not take the paper's files
+import json, os
+cfg = json.loads(sys.argv[1])
+ns = {"__name__": "_labcoat_test"}
+exec(compile(cfg.pop("test_main"), "<labcoat test main>", "exec"), ns)
+code = ns["_labcoat_run"](cfg, fresh)
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except Exception:
+        pass
+os._exit(code)
+"""
 
 
 def once():
     req = json.load(sys.stdin)
-    uid = req["uid"]
+    slot = req["slot"]
+    uid = slot["uid"]
     work = tempfile.mkdtemp(prefix="rcb-", dir="/tmp")  # 0700, ours
     try:
         run_dir = _prepare(req, work)
-        hook_dir = os.path.join(work, "hook")
-        os.mkdir(hook_dir)
-        with open(os.path.join(hook_dir, "sitecustomize.py"), "w") as f:
-            f.write(req["hook"])
-        os.chmod(hook_dir, 0o755)
-        env = dict(os.environ, **_run_env(req, run_dir))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (hook_dir, env.get("PYTHONPATH")) if p)
-        flags_fd = os.open(os.path.join(work, "flags"), os.O_WRONLY | os.O_CREAT, 0o600)
-        if req.get("watch"):
-            env["LABCOAT_AUDIT_FD"] = str(flags_fd)
+        _fresh_home(slot)
+        nonce_r, nonce_w = _nonce_pipe()
+        report_r, report_w = os.pipe()
+        cfg = _test_config(req, run_dir, nonce_r, report_w)
+        cfg["test_main"] = req["test_main"]
+        env = dict(os.environ, **_slot_environment(slot))
         as_user = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
-        start = time.monotonic()
         with (
             open(os.path.join(work, "stdout"), "wb") as out,
             open(os.path.join(work, "stderr"), "wb") as err,
         ):
             proc = subprocess.Popen(
-                [sys.executable, req["script"]],
+                [sys.executable, "-c", _BOOT, json.dumps(cfg)],
                 cwd=run_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
-                pass_fds=(flags_fd,),
+                pass_fds=(nonce_r, report_w),
                 start_new_session=True,
                 **as_user,
             )
-            timed_out = False
-            try:
-                proc.wait(timeout=req["timeout"])
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            seconds = time.monotonic() - start
-            _cleanup(proc.pid, uid)  # whatever it left running, timed out or not
-            proc.wait()
-        os.close(flags_fd)
-        result = _result(work, proc.returncode, timed_out, seconds, req["output_limit"])
+        os.close(nonce_r)
+        os.close(report_w)
+        run = _Run(req, work, proc.pid, report_r, _send_nonce(nonce_w))
+        os.set_blocking(report_r, False)
+        import select
+
+        status = rusage = None
+        while status is None:
+            pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                status, rusage = st, ru
+                break
+            if run.timed_out is None and run.over_time():
+                run.timed_out = "wall"
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            ready, _, _ = select.select([report_r], [], [], 0.05)
+            if ready:
+                run.read_channel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        while run.read_channel():
+            pass
+        _cleanup(proc.pid, uid)  # whatever it left running
+        while run.read_channel():
+            pass
+        os.close(report_r)
+        result = run.result(status, rusage)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.stdout.write(json.dumps(result))
 
 
-# --- serve: the preloaded interpreter --------------------------------------------------
+# --- serve: the preloaded interpreter of one slot ----------------------------------------
 
 
-def _local_names(run_dir):
-    names = set()
-    for _, dirs, files in os.walk(run_dir):
-        names.update(dirs)
-        names.update(f[:-3] for f in files if f.endswith(".py"))
-    return names
-
-
-def _exit_code(code):
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _run_as_main(path):
-    """Run the script as `python path` would: a fresh __main__ module, its absolute path."""
-    import importlib.machinery
-    import io
-    import types
-
-    main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__cached__ = None
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
-    main.__builtins__ = __builtins__
-    sys.modules["__main__"] = main
-    with io.open_code(path) as f:
-        code = compile(f.read(), path, "exec")
-    exec(code, main.__dict__)
-
-
-def _child(req, work, keep_fds):
+def _child(req, work, keep_fds, nonce_r, report_w):
     """In the forked child: become the run, run the tests as __main__, exit."""
     code = ZYGOTE_FAILED
     try:
         os.setsid()
         run_dir = _prepare(req, work)
-        flags_fd = os.open(os.path.join(work, "flags"), os.O_WRONLY | os.O_CREAT, 0o600)
         out = os.open(os.path.join(work, "stdout"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(os.path.join(work, "stderr"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -230,47 +338,20 @@ def _child(req, work, keep_fds):
         os.dup2(out, 1)
         os.dup2(err, 2)
         for fd in (devnull, out, err, *keep_fds):  # the zygote's sockets must not leak
-            if fd != flags_fd:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        os.environ.update(_run_env(req, run_dir))
+            with contextlib.suppress(OSError):
+                os.close(fd)
         os.chdir(run_dir)
-        uid = req["uid"]
+        uid = req["slot"]["uid"]
         if uid is not None:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
         sys.dont_write_bytecode = True
-        if req.get("watch"):
-            os.environ["LABCOAT_AUDIT_FD"] = str(flags_fd)
-            exec(compile(req["hook"], "<labcoat audit hook>", "exec"), {"__name__": "_audit"})
-        local = _local_names(run_dir)
-        for name in list(sys.modules):  # a paper file shadows what only the zygote loaded
-            if name not in FRESH_MODULES and name.split(".")[0] in local:
-                del sys.modules[name]
-        import random
-
-        random.seed()
-        if "numpy" in sys.modules:
-            sys.modules["numpy"].random.seed()
-        if "torch" in sys.modules:
-            sys.modules["torch"].seed()
-        sys.argv = [req["script"]]
-        sys.path[0] = run_dir
-        import traceback
-
-        try:
-            _run_as_main(os.path.join(run_dir, req["script"]))
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc.code)
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        with contextlib.suppress(BaseException):
-            import atexit
-
-            atexit._run_exitfuncs()
+        ns = {"__name__": "_labcoat_test"}
+        exec(compile(req["test_main"], "<labcoat test main>", "exec"), ns)
+        cfg = _test_config(req, run_dir, nonce_r, report_w)
+        del req
+        code = ns["_labcoat_run"](cfg, FRESH_MODULES)
     except BaseException:
         with contextlib.suppress(BaseException):
             import traceback
@@ -283,20 +364,26 @@ def _child(req, work, keep_fds):
         os._exit(code)
 
 
-class _Run:
-    def __init__(self, conn, req, work, deadline):
-        self.conn, self.req, self.work, self.deadline = conn, req, work, deadline
-        self.start = time.monotonic()
-        self.timed_out = False
-
-
-def serve(folder, modules):
+def serve(folder, modules, slot):
     import selectors
     import socket
 
+    uid = slot["uid"]
+    _fresh_home(slot)
+    os.environ.update(_slot_environment(slot))
+    os.chdir(slot["home"])
+    if uid is not None:  # imports run as the slot's user: what they cache is the runs'
+        os.setegid(uid)
+        os.seteuid(uid)
     for name in modules:  # what the tests import from outside the paper
         with contextlib.suppress(BaseException):
             __import__(name)
+    if uid is not None:
+        os.seteuid(0)
+        os.setegid(0)
+    os.chdir("/tmp")
+    template = os.path.join(folder, "home")
+    shutil.copytree(slot["home"], template, symlinks=True)
     sys.stdout.flush()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     temp = os.path.join(folder, "sock.tmp")
@@ -307,7 +394,7 @@ def serve(folder, modules):
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     pending = {}  # connection -> bytes read so far
-    runs = {}  # child pid -> _Run
+    runs = {}  # child pid -> (_Run, connection)
 
     def forget(conn):
         with contextlib.suppress(KeyError, ValueError, OSError):
@@ -321,21 +408,35 @@ def serve(folder, modules):
         conn.close()
 
     def start(conn, req):
+        req["slot"] = slot
+        _fresh_home(slot, template)
         work = tempfile.mkdtemp(prefix="rcb-", dir="/tmp")
-        keep = [listener.fileno(), selector.fileno(), conn.fileno()]
+        nonce_r, nonce_w = _nonce_pipe()
+        report_r, report_w = os.pipe()
+        keep = [listener.fileno(), selector.fileno(), conn.fileno(), nonce_w, report_r]
         keep += [c.fileno() for c in pending] + [r.conn.fileno() for r in runs.values()]
+        keep += [r.report_r for r in runs.values()]
         pid = os.fork()
         if pid == 0:
-            _child(req, work, keep)
-        runs[pid] = _Run(conn, req, work, time.monotonic() + req["timeout"])
+            _child(req, work, keep, nonce_r, report_w)
+        os.close(nonce_r)
+        os.close(report_w)
+        run = _Run(req, work, pid, report_r, _send_nonce(nonce_w))
+        run.conn = conn
+        os.set_blocking(report_r, False)
+        selector.register(report_r, selectors.EVENT_READ, data=pid)
+        runs[pid] = run
 
-    def finish(pid, status):
+    def finish(pid, status, rusage):
         run = runs.pop(pid)
-        seconds = time.monotonic() - run.start
-        _cleanup(pid, run.req["uid"])
-        code = os.waitstatus_to_exitcode(status)
+        _cleanup(pid, uid)
+        with contextlib.suppress(KeyError, ValueError):
+            selector.unregister(run.report_r)
+        while run.read_channel():
+            pass
+        os.close(run.report_r)
         try:
-            data = _result(run.work, code, run.timed_out, seconds, run.req["output_limit"])
+            data = run.result(status, rusage)
         except Exception as exc:
             data = {"error": f"reading the run's output: {exc!r}"}
         reply(run.conn, data)
@@ -343,6 +444,11 @@ def serve(folder, modules):
 
     while True:
         for key, _ in selector.select(timeout=0.01 if runs else 1.0):
+            if key.data is not None:  # a run's result channel
+                run = runs.get(key.data)
+                if run is not None and not run.read_channel():
+                    forget(key.fileobj)
+                continue
             conn = key.fileobj
             if conn is listener:
                 new, _ = listener.accept()
@@ -358,7 +464,7 @@ def serve(folder, modules):
             if owner is not None:  # the host gave up on a run in flight: end it
                 if not chunk:
                     forget(conn)
-                    _cleanup(owner, runs[owner].req["uid"])
+                    _cleanup(owner, uid)
                 continue
             if not chunk:
                 pending.pop(conn, None)
@@ -374,17 +480,16 @@ def serve(folder, modules):
                     reply(conn, {"error": f"starting the run: {exc!r}"})
         while runs:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, rusage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
             if pid in runs:
-                finish(pid, status)
-        now = time.monotonic()
+                finish(pid, status, rusage)
         for pid, run in runs.items():
-            if not run.timed_out and now > run.deadline:
-                run.timed_out = True
+            if run.timed_out is None and run.over_time():
+                run.timed_out = "wall"
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
 
@@ -393,4 +498,4 @@ if __name__ == "__main__":  # `python -c` runs it as __main__
     if sys.argv[1] == "once":
         once()
     else:
-        serve(sys.argv[2], json.loads(sys.argv[3]))
+        serve(sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]))

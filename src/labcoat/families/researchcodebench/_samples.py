@@ -37,11 +37,17 @@ class SnippetRef:
     with_paper: bool
     environment: PythonEnv
     timeout: float
+    environment_notes: tuple[str, ...] = ()
+    """Changes made to install the environment here (CPU builds, closest versions, lines
+    left out), and how upstream's conda lines were mapped."""
+    unavailable: str | None = None
+    """Why the paper cannot be graded on this machine (its samples error with this)."""
 
     @classmethod
     def of(cls, metadata: dict[str, Any]) -> SnippetRef:
         m = dict(metadata[FAMILY])
         m["environment"] = PythonEnv.model_validate(m["environment"])
+        m["environment_notes"] = tuple(m.get("environment_notes") or ())
         return cls(**m)
 
     def to_metadata(self) -> dict[str, Any]:
@@ -66,6 +72,8 @@ def snippet_samples(
     environment: PythonEnv,
     timeout: float,
     sandbox: str,
+    environment_notes: tuple[str, ...] = (),
+    unavailable: str | None = None,
 ) -> list[Sample]:
     """The paper's snippets as samples, in file order; ids are `PAPER/FILE::NAME`."""
     samples = []
@@ -83,6 +91,8 @@ def snippet_samples(
                 with_paper=with_paper,
                 environment=environment,
                 timeout=timeout,
+                environment_notes=environment_notes,
+                unavailable=unavailable,
             )
             metadata = {
                 "family": FAMILY,

@@ -14,6 +14,7 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from labcoat._errors import LabcoatError
 from labcoat.families._score import NORMALIZED, WEIGHT, research_score
 from labcoat.families.researchcodebench._completion import extract_code
 from labcoat.families.researchcodebench._edits import block_from_edit, placeholder_index
@@ -125,6 +126,9 @@ def researchcodebench_scorer():
             timeout=ref.timeout,
             watch=watch,
         )
+        if run.needs_network:
+            # not the completion's doing: the paper's tests download something
+            raise LabcoatError(f"environment unavailable: needs network ({run.network[0]})")
         flags += [f"at run time, the completion {what}" for what in run.runtime_flags]
         passed = run.passed
         failure = run.failure()
@@ -137,11 +141,18 @@ def researchcodebench_scorer():
             "exception": failure.exception if failure else None,
             "message": failure.message if failure else None,
             "flags": flags,
+            # read by the integrity inspector: static flags label a run, run-time ones
+            # (the completion did it while the tests ran) also fail it
+            "integrity_flags": list(flags),
             "weak_test": passed and not code.strip(),
             "code": code,
             "exit_code": run.exit_code,
             "timed_out": run.timed_out,
+            "time_limit": run.limit,
             "seconds": round(run.seconds, 3),
+            "cpu_seconds": round(run.cpu_seconds, 3) if run.cpu_seconds is not None else None,
+            "report": run.report,
+            "environment_notes": list(ref.environment_notes),
             "isolation": run.isolation,
             "runner": run.runner,
             "stdout": run.stdout[-OUTPUT_TAIL:],

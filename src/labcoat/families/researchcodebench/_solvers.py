@@ -18,6 +18,7 @@ from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
+from labcoat._errors import LabcoatError
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.families.researchcodebench._samples import AGENT_WORKDIR, SnippetRef
 from labcoat.families.researchcodebench._snippets import (
@@ -98,6 +99,20 @@ def agent_oracle() -> Solver:
         await sandbox().write_file(f"{AGENT_WORKDIR}/{af.path}", filled)
         state.output.completion = "Implemented the block."
         state.completed = True
+        return state
+
+    return solve
+
+
+@solver
+def require_available() -> Solver:
+    """Errors the sample when its paper cannot be graded here, before any model call:
+    the tables then list the paper as `unavailable: <reason>`."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        ref = SnippetRef.of(state.metadata)
+        if ref.unavailable:
+            raise LabcoatError(f"environment unavailable: {ref.unavailable}")
         return state
 
     return solve

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
-from inspect_ai.solver import Solver, generate
+from inspect_ai.solver import Solver, chain, generate
 
 from labcoat._errors import LabcoatError
 from labcoat._util.sync import run_sync
 from labcoat.agents import agent_solver
 from labcoat.families._registry import select
 from labcoat.families._sandbox import SANDBOX_KINDS
+from labcoat.families.researchcodebench._availability import PaperStatus, paper_statuses
 from labcoat.families.researchcodebench._discover import FAMILY, discover
 from labcoat.families.researchcodebench._environment import (
-    REQUIREMENTS_FILE,
-    MissingModulesError,
+    ignored_requirements,
     paper_environment,
+    pset_conda,
+    pset_environment,
 )
 from labcoat.families.researchcodebench._grading import DEFAULT_TIMEOUT, GradingPool
 from labcoat.families.researchcodebench._papers import Paper, find_pset, load_papers
@@ -27,51 +31,57 @@ from labcoat.families.researchcodebench._solvers import (
     agent_oracle,
     agent_setup,
     generation_oracle,
+    require_available,
 )
-from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
+from labcoat.sandbox import PythonEnv
 from labcoat.suites import resolve_target
+
+logger = logging.getLogger(__name__)
 
 
 def base_environment(pset: Path, requirements: str | list[str] | None) -> PythonEnv:
-    """What every paper needs: the pset's own `requirements.txt` (a labcoat convention,
-    next to papers.yaml), then the task's `requirements` (a file, or specifiers)."""
-    own = pset / REQUIREMENTS_FILE
-    base = read_requirements_file(own) if own.is_file() else PythonEnv()
-    if requirements is None:
-        return base
-    if isinstance(requirements, str):
-        path = Path(requirements).expanduser()
-        if not path.is_file():
-            raise LabcoatError(
-                f"requirements={requirements!r}: no such file (give a requirements file, "
-                "or a list of requirement specifiers)"
-            )
-        return base.plus(read_requirements_file(path))
-    return base.plus(specifiers(*(str(r) for r in requirements)))
+    """What every paper needs: the repository's environment.yml, the pset's own
+    `requirements.txt` (a labcoat convention, next to papers.yaml), then the task's
+    `requirements` (a file, or specifiers)."""
+    return pset_environment(pset, requirements)[0]
 
 
-async def check_environments(papers: list[Paper], base: PythonEnv) -> None:
-    """Build every paper's environment and check it has what its tests import.
+def planned_environments(
+    pset: Path, papers: list[Paper], requirements: str | list[str] | None
+) -> tuple[dict[str, PythonEnv], dict[str, list[str]]]:
+    """Each paper's environment as declared, and notes on how it was read.
 
-    All papers are checked before one error lists every problem, so a user fixes
-    them in one go rather than one model run at a time.
+    With an environment.yml (upstream), every paper gets that environment and a paper's
+    own requirements.txt is not installed (as upstream); without one, the paper's own
+    requirements.txt is added (the bundled pset's convention).
     """
-    problems: list[str] = []
-    missing = False
-    async with GradingPool(1) as pool:
-        for paper in papers:
-            try:
-                await pool.check(paper, paper_environment(paper, base))
-            except MissingModulesError as exc:
-                problems.append(str(exc))
-                missing = True
-            except LabcoatError as exc:  # a requirement that cannot be installed, ...
-                problems.append(f"paper {paper.id}: {exc}")
-    if problems:
-        message = "\n".join(problems) + (
-            "\n(leave a paper out with --task / -T tasks=...)" if len(papers) > 1 else ""
-        )
-        raise (MissingModulesError if missing else LabcoatError)(message)
+    base, notes = pset_environment(pset, requirements)
+    conda = pset_conda(pset) is not None
+    environments: dict[str, PythonEnv] = {}
+    paper_notes: dict[str, list[str]] = {}
+    for paper in papers:
+        environments[paper.id] = paper_environment(paper, base, own_requirements=not conda)
+        ignored = ignored_requirements(paper) if conda else None
+        paper_notes[paper.id] = [*notes, *([ignored] if ignored else [])]
+    return environments, paper_notes
+
+
+_statuses: dict[tuple, dict[str, PaperStatus]] = {}  # per process: oracle and noop share
+
+
+async def check_environments(
+    papers: list[Paper], environments: dict[str, PythonEnv], notes: dict[str, list[str]]
+) -> dict[str, PaperStatus]:
+    """Build every paper's environment (leaving out lines pip cannot install) and check it
+    has what its tests import: one status per paper, never one error for all."""
+    key = tuple(
+        (str(p.folder), environments[p.id].content_digest(), tuple(notes.get(p.id, ())))
+        for p in papers
+    )
+    if key not in _statuses:
+        async with GradingPool(1) as pool:
+            _statuses[key] = await paper_statuses(papers, environments, notes, pool.check)
+    return {k: replace(v, notes=list(v.notes)) for k, v in _statuses[key].items()}
 
 
 def _solver(agent: str, mode: Mode) -> Solver:
@@ -126,23 +136,34 @@ def researchcodebench(
     papers = [p for p in load_papers(root) if p.id in chosen]
     pset = find_pset(root)
     assert pset is not None  # discover found papers
-    base = base_environment(pset, requirements)
-    run_sync(check_environments, papers, base)
+    environments, notes = planned_environments(pset, papers, requirements)
+    statuses = run_sync(check_environments, papers, environments, notes)
+    logged: set[str] = set()  # most notes concern the one environment all papers share
+    for status in statuses.values():
+        for note in status.notes:
+            if note not in logged:
+                logged.add(note)
+                logger.warning("researchcodebench %s: %s", status.paper, note)
+        if status.unavailable:
+            logger.warning("researchcodebench %s: %s", status.paper, status.describe())
 
     samples = []
     for paper in papers:
+        status = statuses[paper.id]
         samples += snippet_samples(
             paper,
             mode=mode,  # type: ignore[arg-type]
             with_paper=with_paper,
-            environment=paper_environment(paper, base),
+            environment=status.env or environments[paper.id],
             timeout=timeout,
             sandbox=sandbox,
+            environment_notes=tuple(status.notes),
+            unavailable=status.unavailable,
         )
     return Task(
         dataset=MemoryDataset(samples, name=f"{FAMILY}-{Path(target).name}"),
-        setup=agent_setup() if mode == "agent" else None,
-        solver=_solver(agent, mode),  # type: ignore[arg-type]
+        setup=chain(require_available(), agent_setup()) if mode == "agent" else None,
+        solver=chain(require_available(), _solver(agent, mode)),  # type: ignore[arg-type]
         scorer=researchcodebench_scorer(),
         metadata={
             "labcoat_family": FAMILY,
