@@ -249,3 +249,23 @@ async def test_the_agent_can_add_packages_of_its_own(cache: Path, tmp_path: Path
         assert result.stdout.startswith("/home/agent/.local/lib/python3.11/site-packages/")
     finally:
         await session.close()
+
+
+def test_unreachable_extra_indexes_are_left_out_with_a_note() -> None:
+    from labcoat.sandbox._pip_adapt import without_unreachable_indexes
+
+    lines = (
+        "--extra-index-url https://download.pytorch.org/whl/cpu",
+        "--extra-index-url=https://pypi.example.org/simple",
+        "-f https://wheels.example.org/",
+        "--index-url https://mirror.invalid/simple",  # primary: pip must fail, not fall back
+        "torch==2.5.1",
+    )
+    reachable = {"https://pypi.example.org/simple"}
+    kept, notes = without_unreachable_indexes(lines, lambda url: url in reachable)
+    assert kept == (
+        "--extra-index-url=https://pypi.example.org/simple",
+        "--index-url https://mirror.invalid/simple",
+        "torch==2.5.1",
+    )
+    assert len(notes) == 2 and "download.pytorch.org/whl/cpu cannot be reached" in notes[0]

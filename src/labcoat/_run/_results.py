@@ -47,6 +47,7 @@ class TaskResult:
     def subtasks(self) -> list[str]:
         """Sub-task ids, in the order the scores give them."""
         return [k.split("/", 1)[1] for k in self.components if k.startswith("normalized/")]
+
     environment_notes: list[str] = field(default_factory=list)
     """Changes made to install the task's environment here (scores' `environment_notes`)."""
 

@@ -40,7 +40,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from labcoat._errors import LabcoatError
-from labcoat.sandbox._pip_adapt import closest_available, without_accelerator
+from labcoat.sandbox._pip_adapt import (
+    closest_available,
+    without_accelerator,
+    without_unreachable_indexes,
+)
 from labcoat.sandbox._pip_config import host_pip_config
 from labcoat.sandbox._requirements import PythonEnv
 
@@ -158,6 +162,9 @@ async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
         if lines and not machine_has_gpu():
             lines, changed = without_accelerator(lines)
             notes += changed
+        if lines:
+            lines, unreachable = await anyio.to_thread.run_sync(without_unreachable_indexes, lines)
+            notes += unreachable
         wanted = env.python
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
         if wanted and not running.startswith(wanted) and not wanted.startswith(running):

@@ -6,6 +6,9 @@ Each change is a note in the build's record (and the eval log), never silent:
   the same release (`torch==2.5.1`), and a PyTorch CUDA index becomes its CPU index;
   pip then prefers the CPU build where that index is reachable, and otherwise takes the
   release from the other indexes;
+- an index or find-links URL whose host this machine cannot reach (DNS or TCP, a few
+  seconds) is left out: pip would retry it for every package it looks up, and find
+  nothing there anyway;
 - when pip says a pinned version does not exist on the indexes it can reach, the pin
   moves to the closest version pip listed (same major.minor first, then the nearest
   newer, then the nearest older), and pip runs again.
@@ -13,8 +16,11 @@ Each change is a note in the build's record (and the eval log), never silent:
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
+import socket
+from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
@@ -125,3 +131,42 @@ def _version(text: str) -> Version | None:
         return Version(text)
     except InvalidVersion:
         return None
+
+
+_EXTRA_SOURCES = ("--extra-index-url", "-f", "--find-links")
+REACH_TIMEOUT = 5.0
+
+
+def without_unreachable_indexes(
+    lines: tuple[str, ...], reachable: object = None
+) -> tuple[tuple[str, ...], list[str]]:
+    """Lines without the index options whose host cannot be reached, and a note per line.
+
+    A primary index (`--index-url`) that is unreachable is kept: leaving it out would
+    send pip to the default index instead of failing, which changes what is installed.
+    """
+    check = reachable if callable(reachable) else host_reachable
+    out: list[str] = []
+    notes: list[str] = []
+    for line in lines:
+        tokens = line.replace("=", " ", 1).split() if line.startswith("--") else line.split()
+        if len(tokens) == 2 and tokens[0] in _EXTRA_SOURCES:
+            url = tokens[1]
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") and parts.hostname and not check(url):
+                notes.append(f"{url} cannot be reached from this machine: {line!r} left out")
+                continue
+        out.append(line)
+    return tuple(out), notes
+
+
+@functools.cache
+def host_reachable(url: str) -> bool:
+    """Whether a TCP connection to the URL's host and port opens within a few seconds."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=REACH_TIMEOUT):
+            return True
+    except OSError:
+        return False
