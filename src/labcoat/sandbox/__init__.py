@@ -16,6 +16,7 @@ from labcoat.sandbox._environment import (
     machine_has_gpu,
 )
 from labcoat.sandbox._image import (
+    BUILD_CONTEXT,
     BuiltImage,
     ImageBuildError,
     ImageSpec,
@@ -30,6 +31,7 @@ from labcoat.sandbox._session import BwrapSession, bwrap_path
 
 __all__ = [
     "AGENT_HOME",
+    "BUILD_CONTEXT",
     "DEFAULT_WORKDIR",
     "PROTECTED_GID",
     "Bind",

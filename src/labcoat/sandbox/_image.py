@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 
 IMAGE_FORMAT = "1"  # bump when the layout of a built image changes
 RECORD = "labcoat-image.json"
+BUILD_CONTEXT = "/opt/labcoat/context"
 # directories a build may never keep: the system tree is the host's, /tmp is per sandbox
 _NOT_KEEPABLE = (
     "/",
@@ -98,6 +99,9 @@ class ImageSpec(BaseModel, frozen=True):
     """The Python environment the steps start from (built first, as usual)."""
     root_source: str | None = None
     """A host folder whose contents start as /root (the task family's files)."""
+    context: str | None = None
+    """A host folder the steps see read-only at /opt/labcoat/context (what a Dockerfile's
+    COPY copies from)."""
     keep: tuple[str, ...] = ("/root", "/home/agent")
     """Sandbox directories the steps may write and the image keeps, besides the
     environment. Writes anywhere else fail: the system tree is read-only."""
@@ -180,9 +184,9 @@ def image_key(spec: ImageSpec) -> str:
     h = hashlib.sha256()
     h.update(f"image {IMAGE_FORMAT}\n".encode())
     h.update(environment_key(spec.environment).encode() + b"\n")
-    h.update(spec.model_dump_json(exclude={"name", "root_source"}).encode() + b"\n")
-    if spec.root_source:
-        h.update(_tree_digest(Path(spec.root_source)).encode() + b"\n")
+    h.update(spec.model_dump_json(exclude={"name", "root_source", "context"}).encode() + b"\n")
+    for folder in (spec.root_source, spec.context):
+        h.update((_tree_digest(Path(folder)) if folder else "-").encode() + b"\n")
     for name in sorted(spec.secrets):
         h.update(hashlib.sha256(f"{name}={spec.secrets[name]}".encode()).digest())
     return h.hexdigest()[:16]
@@ -303,6 +307,8 @@ async def _run_steps(spec: ImageSpec, staging: Path, dirs: dict[str, str]) -> st
         for target, name in dirs.items()
     ]
     binds.append(Bind(source=str(pip_cache), target=PIP_CACHE_MOUNT, writable=True))
+    if spec.context:
+        binds.append(Bind(source=spec.context, target=BUILD_CONTEXT))
     seen = {b.target for b in binds}
     for local in pip_config.paths:
         if str(local) not in seen and not str(local).startswith(("/usr/", "/proc")):

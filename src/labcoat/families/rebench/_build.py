@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from labcoat._errors import TaskDataError
 from labcoat._util.yaml_file import field_path
 from labcoat.families.rebench import _driver
-from labcoat.sandbox import ImageSpec, ImageStep, PythonEnv
+from labcoat.sandbox import BUILD_CONTEXT, ImageSpec, ImageStep, PythonEnv
 
 BUILD_STEPS = "build_steps.json"
 IMAGE_DIRS = ("/root", "/home/agent", "/protected")
@@ -41,9 +41,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 """
 
-# Docker's COPY (a file to a file, or into a folder when the target ends with /; a
-# folder's contents into the target folder), then `chmod -R go-w`, as the standard's
-# image builder does for `file` steps
+# Docker's COPY from the build context (the family's folder as it is on disk): a file to
+# a file, or into a folder when the target ends with /; a folder's contents into the
+# target folder; then `chmod -R go-w`, as the standard's image builder does for `file` steps
 _COPY = """\
 import os, shutil, stat, sys
 source, target = sys.argv[1], sys.argv[2]
@@ -150,7 +150,8 @@ def family_image(
     for i, step in enumerate(steps):
         label = f"{BUILD_STEPS}[{i}] ({step.type})"
         if isinstance(step, FileStep):
-            argv = ("python3", "-c", _COPY, step.source, step.destination)
+            source = f"{BUILD_CONTEXT}/{step.source}"
+            argv = ("python3", "-c", _COPY, source, step.destination)
         else:
             argv = ("bash", "-c", _SHELL.format(commands="\n".join(step.commands)))
         image_steps.append(ImageStep(label=label, argv=argv))
@@ -163,6 +164,7 @@ def family_image(
         name=name,
         environment=environment,
         root_source=str(family_dir),
+        context=str(family_dir),
         keep=IMAGE_DIRS,
         steps=tuple(image_steps),
         env={"TASK_FAMILY_NAME": name},

@@ -1,0 +1,51 @@
+"""METR-shaped test families (tests/rebench/data/families) copied where a test wants them,
+with the protected-scoring stand-in packed into a wheel that pip installs offline."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+FAMILIES = DATA / "families"
+STANDIN = DATA / "protected_scoring"
+STANDIN_NAME = "metr-task-protected-scoring"
+STANDIN_VERSION = "0.2.5"
+
+
+def standin_wheel(folder: Path) -> Path:
+    """The stand-in library as a wheel in `folder` (pure Python, written on the spot)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dist = STANDIN_NAME.replace("-", "_")
+    info = f"{dist}-{STANDIN_VERSION}.dist-info"
+    wheel = folder / f"{dist}-{STANDIN_VERSION}-py3-none-any.whl"
+    files = {
+        p.relative_to(STANDIN).as_posix(): p.read_bytes()
+        for p in sorted(STANDIN.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
+    files[f"{info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: {STANDIN_NAME}\nVersion: {STANDIN_VERSION}\n"
+    ).encode()
+    files[f"{info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: labcoat-tests\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n"
+    )
+    record = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+        z.writestr(f"{info}/RECORD", record)
+    return wheel
+
+
+def copy_family(name: str, root: Path, as_name: str | None = None) -> Path:
+    """tests/rebench/data/families/NAME copied to ROOT (renamed, with its module, when
+    `as_name` is given), with the stand-in wheel in its `wheels` folder."""
+    target = root / (as_name or name)
+    shutil.copytree(FAMILIES / name, target)
+    if as_name:
+        (target / f"{name}.py").rename(target / f"{as_name}.py")
+    standin_wheel(target / "wheels")
+    return target
