@@ -33,7 +33,7 @@ def print_results(results: list[TaskResult], title: str) -> None:
             str(r.errors),
             _fmt(r.raw_mean),
             _fmt(r.normalized_mean, r.normalized_se),
-            _note(r),
+            escape(_note(r)),
         )
     Console().print(table)
 
@@ -43,7 +43,15 @@ def _note(result: TaskResult) -> str:
         return f"cannot be loaded: {result.problem}"
     if result.unavailable:
         return f"unavailable: {result.unavailable}"
-    return "; ".join(result.error_reasons[:2])
+    notes = list(result.error_reasons[:2])
+    if result.manual:
+        notes.insert(0, f"needs manual score ({result.manual} of {result.runs})")
+    if result.integrity_flags:
+        notes.append(
+            f"scoring broken in {len(result.integrity_flags)} run(s), scored as the worst: "
+            + result.integrity_flags[0]
+        )
+    return "; ".join(notes)
 
 
 def print_verdicts(verdicts: list[Verdict]) -> None:

@@ -58,7 +58,7 @@ def command(
         unavailable = [v for v in verdicts if v.unavailable]
         if unavailable:
             click.echo(
-                f"{len(unavailable)} task(s) cannot run on this machine (see 'unavailable'); "
+                f"{len(unavailable)} task(s) cannot run or be validated here (see 'unavailable'); "
                 f"{len(verdicts) - len(unavailable)} validated"
             )
         click.echo(f"logs: {options.log_dir}")

@@ -29,6 +29,11 @@ class TaskResult:
     """The distinct one-line reasons of the errored samples, in order of first sight."""
     problem: str | None = None
     """Why the task could not be loaded at all (it did not run)."""
+    manual: int = 0
+    """Runs whose task returned no score: a person must score them (left out of means)."""
+    integrity_flags: list[str] = field(default_factory=list)
+    """Why runs' scoring was broken (score metadata `integrity_flags`), first of each run;
+    such runs count with the worst valid score."""
 
     @property
     def unavailable(self) -> str | None:
@@ -72,6 +77,8 @@ class TaskResult:
             "error_reasons": self.error_reasons,
             "unavailable": self.unavailable,
             "problem": self.problem,
+            "needs_manual_score": self.manual,
+            "integrity_flags": self.integrity_flags,
         }
 
 
@@ -85,7 +92,12 @@ def error_reason(message: str | None) -> str:
     text = message.strip()
     start = text.find(UNAVAILABLE)
     if start >= 0:
-        return text[start:].splitlines()[0]
+        line = text[start:].splitlines()[0]
+        # an exception's repr, `SomeError("environment unavailable: ...")`: its own text
+        quote = text[start - 1] if start > 0 else ""
+        if quote in "\"'" and line.endswith(quote + ")"):
+            line = line[:-2]
+        return line
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "error"
 
@@ -111,6 +123,11 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
                 continue
             if (score.metadata or {}).get("weak_test"):
                 result.weak_tests.append(str(sample.id))
+            if (score.metadata or {}).get("manual_scoring"):
+                result.manual += 1
+            flags = (score.metadata or {}).get("integrity_flags") or []
+            if flags:
+                result.integrity_flags.append(str(flags[0]))
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))

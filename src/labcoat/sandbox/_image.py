@@ -310,7 +310,9 @@ async def _run_steps(spec: ImageSpec, staging: Path, dirs: dict[str, str]) -> st
     if spec.context:
         binds.append(Bind(source=spec.context, target=BUILD_CONTEXT))
     seen = {b.target for b in binds}
-    for local in pip_config.paths:
+    # what pip may need to see: the host's pip configuration's files, and local paths the
+    # environment's requirements name (a step that pip-installs the same file needs them)
+    for local in [*pip_config.paths, *spec.environment.local_paths()]:
         if str(local) not in seen and not str(local).startswith(("/usr/", "/proc")):
             binds.append(Bind(source=str(local), target=str(local)))
             seen.add(str(local))
