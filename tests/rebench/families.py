@@ -3,6 +3,7 @@ with the protected-scoring stand-in packed into a wheel that pip installs offlin
 
 from __future__ import annotations
 
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -14,23 +15,23 @@ STANDIN_NAME = "metr-task-protected-scoring"
 STANDIN_VERSION = "0.2.5"
 
 
-def standin_wheel(folder: Path) -> Path:
-    """The stand-in library as a wheel in `folder` (pure Python, written on the spot)."""
+def pack_wheel(folder: Path, source: Path, name: str, version: str) -> Path:
+    """The Python files under `source` (a tree of packages) as a pure-Python wheel of
+    distribution `name` in `folder`, written on the spot: pip installs it offline."""
     folder.mkdir(parents=True, exist_ok=True)
-    dist = STANDIN_NAME.replace("-", "_")
-    info = f"{dist}-{STANDIN_VERSION}.dist-info"
-    wheel = folder / f"{dist}-{STANDIN_VERSION}-py3-none-any.whl"
+    dist = name.replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    wheel = folder / f"{dist}-{version}-py3-none-any.whl"
     files = {
-        p.relative_to(STANDIN).as_posix(): p.read_bytes()
-        for p in sorted(STANDIN.rglob("*.py"))
-        if "__pycache__" not in p.parts
+        p.relative_to(source).as_posix(): p.read_bytes()
+        for p in sorted(source.rglob("*.py"))
+        if "__pycache__" not in p.parts and "tests" not in p.relative_to(source).parts
     }
     files[f"{info}/METADATA"] = (
-        f"Metadata-Version: 2.1\nName: {STANDIN_NAME}\nVersion: {STANDIN_VERSION}\n"
-    ).encode()
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    )
     files[f"{info}/WHEEL"] = (
-        b"Wheel-Version: 1.0\nGenerator: labcoat-tests\nRoot-Is-Purelib: true\n"
-        b"Tag: py3-none-any\n"
+        b"Wheel-Version: 1.0\nGenerator: labcoat-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     )
     record = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
     with zipfile.ZipFile(wheel, "w") as z:
@@ -38,6 +39,11 @@ def standin_wheel(folder: Path) -> Path:
             z.writestr(path, data)
         z.writestr(f"{info}/RECORD", record)
     return wheel
+
+
+def standin_wheel(folder: Path) -> Path:
+    """The stand-in protected-scoring library as a wheel in `folder`."""
+    return pack_wheel(folder, STANDIN, STANDIN_NAME, STANDIN_VERSION)
 
 
 def copy_family(name: str, root: Path, as_name: str | None = None) -> Path:
@@ -49,3 +55,10 @@ def copy_family(name: str, root: Path, as_name: str | None = None) -> Path:
         (target / f"{name}.py").rename(target / f"{as_name}.py")
     standin_wheel(target / "wheels")
     return target
+
+
+def json_document(out: str) -> list[dict]:
+    """The JSON array that `--json` prints (the last thing on stdout, after Inspect's)."""
+    lines = out.splitlines()
+    start = max(i for i, line in enumerate(lines) if line == "[")
+    return json.loads("\n".join(lines[start:]))

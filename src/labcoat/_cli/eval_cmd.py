@@ -13,7 +13,9 @@ from labcoat._cli._options import (
     parse_model_roles,
     parse_task_args,
     run_options,
+    secrets_option,
     selection_options,
+    with_secrets,
 )
 from labcoat._cli._tables import print_results
 from labcoat._run._execute import RunOptions, run_entries
@@ -50,6 +52,7 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV
     help="A parameter of the family's task (needs --family), e.g. -T with_paper=false.",
 )
 @run_options
+@secrets_option
 @budget_options
 @click.option(
     "--idea-hint",
@@ -69,6 +72,7 @@ def command(
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
+    secrets_file: str | None,
     time_limit: int | None,
     working_limit: int | None,
     token_limit: int | None,
@@ -87,6 +91,7 @@ def command(
     family_args = parse_task_args(task_arg, family)
     if idea_hint:
         family_args.setdefault("researchgym", {})["idea_hint"] = True
+    with_secrets(family_args, secrets_file)
     options = RunOptions(
         agents=[agent],
         sandbox=sandbox,

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import click
 
-from labcoat._cli._options import run_options, selection_options
+from labcoat._cli._options import run_options, secrets_option, selection_options, with_secrets
 from labcoat._cli._tables import print_verdicts
 from labcoat._run._execute import RunOptions, run_entries
 from labcoat._run._tasks import default_log_dir, selected_entries
@@ -20,6 +20,7 @@ from labcoat._run._validate import judge
 @click.argument("target")
 @selection_options
 @run_options
+@secrets_option
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 def command(
     target: str,
@@ -28,9 +29,12 @@ def command(
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
+    secrets_file: str | None,
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
+    task_args: dict = {}
+    with_secrets(task_args, secrets_file)
     entries = selected_entries(target, list(task_ids), family)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     options = RunOptions(
@@ -39,6 +43,7 @@ def command(
         log_dir=log_dir or f"{default_log_dir('validate', target)}-{stamp}",
         max_samples=max_samples,
         display="none" if as_json else None,
+        task_args=task_args,
     )
     # tasks that time code run after the rest, one sample at a time, so the harness's
     # own work on other samples doesn't land in their measurements

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import transcript
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 from inspect_ai.util import store
@@ -43,7 +44,7 @@ from labcoat.families.rebench._secrets import (
 )
 from labcoat.families.rebench._sidecar import OracleSpec
 from labcoat.families.rebench._state import SampleState, copy_image_home
-from labcoat.grading import copy_into_sandbox
+from labcoat.grading import agent_workspace, copy_into_sandbox
 from labcoat.sandbox import (
     BwrapConfig,
     current_bwrap_session,
@@ -256,11 +257,12 @@ async def _teardown(state: TaskState) -> None:
     try:
         if sample_dir is not None and not sample.unavailable:
             try:
-                await sample_operation(sample, "teardown", home=None)
+                async with agent_workspace(AGENT_HOME) as home:
+                    run = await sample_operation(sample, "teardown", home=home)
+                record = {"teardown": run.result, "output": run.output[-4000:]}
             except (OperationFailed, LabcoatError) as ex:
-                from inspect_ai.log import transcript
-
-                transcript().info({"teardown_failed": str(ex)[-2000:]}, source="labcoat.rebench")
+                record = {"teardown_failed": str(ex)[-4000:]}
+            transcript().info(record, source="labcoat.rebench")
     finally:
         if sample_dir is not None:
             store().set(STATE_KEY, None)  # once only (cleanup may follow a failed setup)
