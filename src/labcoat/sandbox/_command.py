@@ -301,6 +301,9 @@ def bwrap_command(
         "/var/tmp",
         "--tmpfs",
         "/run",
+        "--symlink",
+        "/run",
+        "/var/run",  # as on Debian: /var/run/... is /run/...
         "--bind",
         str(dirs.run),
         "/run/labcoat",

@@ -61,7 +61,8 @@ class SampleState:
         return (
             Bind(source=str(self.root), target="/root", writable=True),
             Bind(source=str(self.protected), target="/protected", writable=True),
-            Bind(source=str(self.uuid_file), target=SAMPLE_UUID_PATH),
+            # /var/run is a link to /run in every sandbox: bind where it points
+            Bind(source=str(self.uuid_file), target="/run/sample_uuid"),
         )
 
     @classmethod

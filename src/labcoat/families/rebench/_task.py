@@ -12,7 +12,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import transcript
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
-from inspect_ai.util import store
+from inspect_ai.util import sandbox, store
 
 from labcoat._errors import LabcoatError
 from labcoat._util.sync import run_sync
@@ -43,7 +43,7 @@ from labcoat.families.rebench._secrets import (
     use_secrets_file,
 )
 from labcoat.families.rebench._sidecar import OracleSpec
-from labcoat.families.rebench._state import SampleState, copy_image_home
+from labcoat.families.rebench._state import SAMPLE_UUID_PATH, SampleState, copy_image_home
 from labcoat.grading import agent_workspace, copy_into_sandbox
 from labcoat.sandbox import (
     BwrapConfig,
@@ -233,6 +233,12 @@ def rebench_setup() -> Solver:
                 started = True
                 if home is None:
                     await copy_into_sandbox(target, AGENT_HOME)
+            # the sample's id, where the standard's runners put it (task-artifacts reads it)
+            await sandbox().exec(
+                ["sh", "-c", f"cat > {SAMPLE_UUID_PATH}"],
+                input=str(state.uuid),
+                user="root" if session is None or "root" in session.users else None,
+            )
             if sample.intermediate_scoring:
                 # METR's runners score the starting state (the first entry of the score log)
                 await record_intermediate_score(sample, kind="start")
