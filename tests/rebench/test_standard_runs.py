@@ -266,6 +266,7 @@ def test_scoring_the_solution_broke_is_the_worst_outcome_and_flagged(
         "crash": "raise SystemExit('no')",
         "hang": "import time; time.sleep(600)",
         "garbage": "print('\"fast\"')",
+        "exits": "print(1.0)",  # the family's score() itself exits with status 3
     }
     write = {
         task: ("bash", f"echo {json.dumps(code)} > solution.py") for task, code in solutions.items()
@@ -284,6 +285,7 @@ def test_scoring_the_solution_broke_is_the_worst_outcome_and_flagged(
         ("crash", "failed (exit 1)"),
         ("hang", "timed out after 6 s"),
         ("garbage", "'fast', not a score"),
+        ("exits", "failed (exit 3): giving up"),
     ):
         sample = samples[task]
         assert sample.error is None, (task, sample.error)

@@ -5,7 +5,8 @@ Usage: python -c <this file> OPERATION FAMILY [TASK] [--submission-file F] [--sc
 The family's folder is the working directory (/root). Whatever the family prints is kept;
 the result follows as one JSON document between two SEPARATOR lines at the very end.
 Exit codes: 0 the operation ran; 1 the family's code raised (a traceback follows); 3 the
-family could not be loaded (no module, no TaskFamily, no such task) - the message says.
+family could not be loaded (no module, no TaskFamily, no such task) - stderr's last line
+starts with LOAD_FAILED_MARK (a family's own code may exit with any code, 3 included).
 
 The operations follow the METR task standard's reference runners: `get_instructions`,
 `get_permissions`, `start`, `teardown` and `install` are optional; after `start`,
@@ -27,6 +28,7 @@ from typing import Any
 
 SEPARATOR = "=====LABCOAT-RESULT-7f3a9c====="
 LOAD_FAILED = 3
+LOAD_FAILED_MARK = "labcoat-driver: cannot load the family: "
 AGENT_HOME = pathlib.Path("/home/agent")
 
 
@@ -176,7 +178,7 @@ def main() -> None:
     try:
         result = _run(args)
     except LoadError as ex:
-        print(f"labcoat: {ex}", file=sys.stderr, flush=True)
+        print(f"{LOAD_FAILED_MARK}{ex}", file=sys.stderr, flush=True)
         sys.exit(LOAD_FAILED)
     except Exception:
         traceback.print_exc()

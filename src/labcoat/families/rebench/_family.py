@@ -220,9 +220,10 @@ async def run_operation(
                 family.name, operation, f"timed out after {limit:g} s", ""
             ) from None
     output = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr.strip() else "")
-    if result.returncode == _driver.LOAD_FAILED or (
-        not result.success and operation in ("setup", "install")
-    ):
+    load_failed = result.returncode == _driver.LOAD_FAILED and _last_line(result.stderr).startswith(
+        _driver.LOAD_FAILED_MARK.strip()
+    )
+    if load_failed or (not result.success and operation in ("setup", "install")):
         raise _load_error(family, operation, result.stderr or result.stdout, output)
     if not result.success:
         if operation == "start":
@@ -253,7 +254,7 @@ def _raise_if_missing_module(family: TaskFamilyDir, output: str) -> None:
 
 def _load_error(family: TaskFamilyDir, operation: str, text: str, output: str) -> LabcoatError:
     _raise_if_missing_module(family, output)
-    reason = _last_line(text).removeprefix("labcoat: ")
+    reason = _last_line(text).removeprefix(_driver.LOAD_FAILED_MARK)
     return TaskDataError(family.module, None, f"`{operation}` failed: {reason}")
 
 

@@ -17,7 +17,7 @@ class TaskFamily:
 
     @staticmethod
     def get_tasks() -> dict:
-        return {name: {} for name in ("ok", "crash", "hang", "garbage")}
+        return {name: {"name": name} for name in ("ok", "crash", "hang", "garbage", "exits")}
 
     @staticmethod
     def start(t: dict) -> None:
@@ -26,6 +26,9 @@ class TaskFamily:
 
     @staticmethod
     def score(t: dict, submission: str):
+        if t["name"] == "exits":  # the family's own code may exit with any status
+            print("giving up", file=sys.stderr)
+            sys.exit(3)
         run = subprocess.run(
             ["runuser", "agent", "--login", f"--command={sys.executable} {SOLUTION}"],
             capture_output=True,
