@@ -74,6 +74,15 @@ def test_end_scoring_manual_scoring_teardown_and_metadata(
     # tables: the manual run counts apart and is left out of the means
     [result] = [r for r in collect_results([log]) if r.task_id == "odd_count/manual"]
     assert result.manual == 1 and result.raw_mean is None and result.errors == 0
+    # the analysis (and the report built on it) says so too
+    from labcoat.analysis import read_runs
+    from labcoat.report import build_report
+
+    data = read_runs(log.location)
+    runs = data.runs.set_index("task_id")
+    assert runs.loc["odd_count/manual", "status"] == "needs manual score"
+    assert runs.loc["odd_count/main", "status"] == "ok"
+    assert "needs manual score" in build_report(data)
 
 
 def test_protected_scoring_as_metr_s_games_family(metr_target: Path, tmp_path: Path) -> None:
