@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from labcoat.sandbox import PROTECTED_GID, Bind, BuiltImage, has_separate_root
+from labcoat.sandbox._layout import sandboxes_root
 
 SAMPLE_UUID_PATH = "/var/run/sample_uuid"
 
@@ -69,10 +69,7 @@ class SampleState:
     def create(cls, family_dir: Path, image: BuiltImage | None, sample_uuid: str) -> SampleState:
         """A fresh state: /root and /protected from the family's image (else the family's
         files and an empty /protected), the sample's uuid."""
-        base = Path(os.environ.get("LABCOAT_SANDBOX_DIR") or tempfile.gettempdir())
-        base = base / "labcoat-sandboxes"
-        base.mkdir(parents=True, exist_ok=True, mode=0o711)
-        state = cls(base / f"rebench-state-{uuid.uuid4().hex[:12]}")
+        state = cls(sandboxes_root() / f"rebench-state-{uuid.uuid4().hex[:12]}")
         state.path.mkdir(mode=0o700)
         if image is not None:
             _copy_tree(image.dirs["/root"], state.root)

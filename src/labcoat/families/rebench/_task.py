@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ from labcoat.sandbox import (
     machine_has_gpu,
 )
 from labcoat.suites import resolve_target
+
+logger = logging.getLogger(__name__)
 
 FAMILY = "rebench"
 UNAVAILABLE = "environment unavailable:"
@@ -160,6 +163,16 @@ async def _family_samples(
     except LabcoatError as ex:
         # this family cannot run here: its samples say why, the other families run
         unavailable = str(ex).removeprefix(UNAVAILABLE).strip()
+    listed = family.listed_tasks()
+    if setup is not None and listed is not None and family.sidecar is None:
+        unlisted = [t for t in setup["tasks"] if t not in listed]
+        if unlisted:
+            logger.warning(
+                "%s: get_tasks() also has %s, which manifest.yaml does not list: add them "
+                "there to run them",
+                family.name,
+                ", ".join(unlisted),
+            )
     samples = []
     for entry in entries:
         task_name = entry.id.split("/", 1)[1]
