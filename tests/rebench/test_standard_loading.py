@@ -174,3 +174,16 @@ def test_an_unreachable_requirement_is_the_family_s_one_line_reason(tmp_path: Pa
     assert reason is not None and "\n" not in reason
     assert "nonexistent" in reason or "git" in reason
     shutil.rmtree(tmp_path / "logs")
+
+
+def test_check_builds_the_family_image_and_names_a_failing_step(tmp_path: Path, capsys) -> None:
+    family = copy_family("odd_count", tmp_path)
+    (family / "build_steps.json").write_text(
+        json.dumps([{"type": "shell", "commands": ["echo preparing", "apt-get install -y foo"]}])
+    )
+    code, out, _ = run_cli_captured(capsys, "check", str(tmp_path), "--task", "odd_count/main")
+    assert code == 2
+    [line] = out.strip().splitlines()
+    assert line.startswith(
+        "odd_count/main (rebench): build: odd_count: build_steps.json[0] (shell)"
+    )

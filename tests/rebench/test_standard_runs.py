@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +235,12 @@ def test_secrets_reach_the_family_never_the_agent_or_the_log(
     assert sample.error is None, sample.error
     assert sample.input == "What is the capital of France?"  # setup had the secrets
     assert _score(sample).value["raw"] == 1.0  # so did install, start, score
+    with zipfile.ZipFile(log.location) as z:  # every file of the .eval log, uncompressed
+        logged = b"".join(z.read(name) for name in z.namelist())
+    assert b"What is the capital of France?" in logged  # (the check can find text)
     for value in values.values():
         assert value not in sample.store[OUTPUTS][0]
-        assert value.encode() not in Path(log.location).read_bytes()
+        assert value.encode() not in logged
 
 
 def test_aggregate_scores_and_a_scorer_broken_from_the_start(
