@@ -109,12 +109,14 @@ async def record_intermediate_score(sample: SampleTask, kind: str = "agent") -> 
             )
         if kind == "final":  # the state the run ends in cannot be scored
             flag(f"scoring the final state {failure}")
-        message = {"error": f"scoring failed: {failure}"}
+        # the agent learns that scoring failed, not the scorer's own output
+        message = {"error": f"scoring failed: {failure.split(':', 1)[0]}"}
     entry = {
         "score": score,
         "status": status,
         "message": message,
         "details": details,
+        **({"failure": failure} if failure else {}),
         "kind": kind,
         "final": kind == "final",
         "scored_at": scored_at,
