@@ -15,6 +15,7 @@ from labcoat.families.rebench._family import (
     family_secrets,
     run_operation,
 )
+from labcoat.families.rebench._protected import restore_protected
 from labcoat.families.rebench._state import SampleState
 from labcoat.grading import exclusive_machine
 
@@ -96,6 +97,13 @@ async def sample_operation(
     agent's home writable (as in METR's single container), /root, /protected and the
     sample's uuid, the family's secrets, the task's resources and network."""
     state = sample_state()
+    if operation in ("intermediate_score", "score") and home is not None and state is not None:
+        changed = restore_protected(home, state)
+        if changed:
+            flag(
+                "protected file(s) the agent replaced or removed, put back before scoring: "
+                + ", ".join(changed)
+            )
     hold = exclusive_machine() if timed and sample.timing_sensitive else contextlib.nullcontext()
     async with hold:
         return await run_operation(

@@ -30,6 +30,7 @@ from labcoat.families.rebench._family import (
     operation_timeout,
 )
 from labcoat.families.rebench._oracle import rebench_oracle
+from labcoat.families.rebench._protected import snapshot_protected
 from labcoat.families.rebench._resources import TaskResources, task_resources
 from labcoat.families.rebench._sample import STATE_KEY, SampleTask, sample_operation, sample_state
 from labcoat.families.rebench._scoring import (
@@ -244,6 +245,7 @@ def rebench_setup() -> Solver:
                 copy_image_home(image, target)
                 await sample_operation(sample, "start", home=target)
                 started = True
+                snapshot_protected(target, machine)
                 if home is None:
                     await copy_into_sandbox(target, AGENT_HOME)
             # the sample's id, where the standard's runners put it (task-artifacts reads it)
