@@ -48,8 +48,7 @@ def _note(result: TaskResult) -> str:
         notes.insert(0, f"needs manual score ({result.manual} of {result.runs})")
     if result.integrity_flags:
         notes.append(
-            f"scoring broken in {len(result.integrity_flags)} run(s), scored as the worst: "
-            + result.integrity_flags[0]
+            f"integrity flags in {len(result.integrity_flags)} run(s): {result.integrity_flags[0]}"
         )
     return "; ".join(notes)
 

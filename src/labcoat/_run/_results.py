@@ -32,8 +32,9 @@ class TaskResult:
     manual: int = 0
     """Runs whose task returned no score: a person must score them (left out of means)."""
     integrity_flags: list[str] = field(default_factory=list)
-    """Why runs' scoring was broken (score metadata `integrity_flags`), first of each run;
-    such runs count with the worst valid score."""
+    """The first integrity flag of each flagged run (score metadata `integrity_flags`):
+    scoring the solution broke (the run counts with the worst valid score) or the agent
+    changed what the grader uses."""
 
     @property
     def unavailable(self) -> str | None:

@@ -40,7 +40,7 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
         reasons = "; ".join(result.error_reasons[:2])
         problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
     if result.integrity_flags:
-        problems.append(f"{agent}: scoring broken ({result.integrity_flags[0]})")
+        problems.append(f"{agent}: integrity flag ({result.integrity_flags[0]})")
     value = result.normalized_mean
     if value is None:
         problems.append(f"{agent}: no normalized score")
