@@ -120,6 +120,12 @@ def _metadata(
         "task_id": entry.id,
         "title": entry.title,
         "time_limit_minutes": spec.time_limit_minutes if spec else None,
+        # what the sample reserves where it runs (the manifest's, with the sidecar's on top)
+        "resources": {
+            "cpus": resources.cpus,
+            "memory_gb": resources.memory_mb / 1024,
+            "gpus": resources.gpus,
+        },
         # what METR's task bridge records of a sample
         "task_family": family.name,
         "task_name": task_name,
