@@ -46,8 +46,10 @@ def test_scripted_model_solves_prefix_sum(tmp_path: Path) -> None:
     steps = sample.store["labcoat:steps"]
     assert len(steps) == 5 and steps[-1]["tokens"] == 5000
     assert sample.store["labcoat:stopped_by"] == {"type": "submitted"}
-    # the intermediate score the agent asked for is in the log with its time and tokens
-    [first, last] = score.metadata["score_log"]
+    # the intermediate score the agent asked for is in the log with its time and tokens,
+    # after the score of the starting state (taken before the agent's first step)
+    [start, first, last] = score.metadata["score_log"]
+    assert start["kind"] == "start" and start["tokens"] == 0
     assert last["final"] is True
     assert first["final"] is False and first["tokens"] == 4000 and first["elapsed_seconds"] > 0
 

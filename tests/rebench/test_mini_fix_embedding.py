@@ -8,6 +8,7 @@ permutation, and scoring refuses a model file that points into the grader's /roo
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from pathlib import Path
 
@@ -69,5 +70,5 @@ async def test_agent_sandbox_holds_no_secret_and_scoring_refuses_symlinks() -> N
         model.unlink()
         model.symlink_to("/root/assets/original.npz")
         run = await run_operation(FAMILY, "intermediate_score", "main", home=home)
-        assert run.result["score"] is None
+        assert math.isnan(run.result["score"])  # NaN: an invalid submission
         assert "regular file" in json.dumps(run.result["message"])

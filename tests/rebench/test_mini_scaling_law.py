@@ -77,10 +77,10 @@ async def test_agent_sandbox_holds_no_answer_key_and_scoring_resists_tricks() ->
         for bad in ('{"width": 100}', '{"width": true}', "[64]", "64", "not json"):
             answer.write_text(bad)
             result = await score()
-            assert result["score"] is None, bad
+            assert math.isnan(result["score"]), bad
             assert result["message"]["valid"] is False
         answer.unlink()
         answer.symlink_to("/root/assets/table.json")
         result = await score()
-        assert result["score"] is None
+        assert math.isnan(result["score"])
         assert "regular file" in result["message"]["error"]

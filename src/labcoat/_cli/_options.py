@@ -59,6 +59,26 @@ def ray_address(value: str | None) -> str | None:
     return check_address(value)
 
 
+def secrets_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--secrets",
+        "secrets_file",
+        metavar="FILE",
+        type=click.Path(exists=True, dir_okay=False),
+        help="A .env file with the environment variables tasks require (RE-Bench families' "
+        "required_environment_variables); else they come from the environment.",
+    )(fn)
+
+
+def with_secrets(task_args: dict[str, dict[str, Any]], secrets_file: str | None) -> None:
+    """Give the secrets file to the families that read one (and to this process's checks)."""
+    if secrets_file:
+        from labcoat.families.rebench import use_secrets_file
+
+        use_secrets_file(secrets_file)
+        task_args.setdefault("rebench", {})["secrets"] = secrets_file
+
+
 def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Per-sample budgets of the research agent (they replace the task's own time budget)."""
     fn = click.option(

@@ -90,7 +90,14 @@ def _note(result: TaskResult) -> str:
         return f"cannot be loaded: {result.problem}"
     if result.unavailable:
         return f"unavailable: {result.unavailable}"
-    return "; ".join(result.error_reasons[:2])
+    notes = list(result.error_reasons[:2])
+    if result.manual:
+        notes.insert(0, f"needs manual score ({result.manual} of {result.runs})")
+    if result.integrity_flags:
+        notes.append(
+            f"integrity flags in {len(result.integrity_flags)} run(s): {result.integrity_flags[0]}"
+        )
+    return "; ".join(notes)
 
 
 def print_verdicts(verdicts: list[Verdict]) -> None:

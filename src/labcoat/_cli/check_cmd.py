@@ -8,7 +8,7 @@ import sys
 import anyio
 import click
 
-from labcoat._cli._options import selection_options
+from labcoat._cli._options import secrets_option, selection_options, with_secrets
 from labcoat._run._check import check_entries, describe_target
 from labcoat._run._tasks import selected_entries
 
@@ -21,13 +21,20 @@ from labcoat._run._tasks import selected_entries
     is_flag=True,
     help="Don't build the tasks' Python environments (faster; misses unbuildable requirements).",
 )
+@secrets_option
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
 def command(
-    target: str, task_ids: tuple[str, ...], family: str | None, no_build: bool, as_json: bool
+    target: str,
+    task_ids: tuple[str, ...],
+    family: str | None,
+    no_build: bool,
+    secrets_file: str | None,
+    as_json: bool,
 ) -> None:
     """Say, for every task of TARGET, what would fail: unbuildable requirements, Git LFS
     pointers instead of files, GPUs asked for and missing, missing secrets or sidecars.
     One line per problem; exit 2 if there is any."""
+    with_secrets({}, secrets_file)
     entries = selected_entries(target, list(task_ids), family)
     problems = anyio.run(check_entries, entries, not no_build)
     if as_json:

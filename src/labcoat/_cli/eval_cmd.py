@@ -13,7 +13,9 @@ from labcoat._cli._options import (
     parse_model_roles,
     parse_task_args,
     run_options,
+    secrets_option,
     selection_options,
+    with_secrets,
 )
 from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._tables import print_results
@@ -58,6 +60,7 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV
     help="A parameter of the family's task (needs --family), e.g. -T with_paper=false.",
 )
 @run_options
+@secrets_option
 @budget_options
 @click.option(
     "--idea-hint",
@@ -79,6 +82,7 @@ def command(
     log_dir: str | None,
     max_samples: int | None,
     ray_address: str | None,
+    secrets_file: str | None,
     time_limit: int | None,
     working_limit: int | None,
     token_limit: int | None,
@@ -98,6 +102,7 @@ def command(
     family_args = parse_task_args(task_arg, family)
     if idea_hint:
         family_args.setdefault("researchgym", {})["idea_hint"] = True
+    with_secrets(family_args, secrets_file)
     options = RunOptions(
         agents=[agent],
         sandbox=sandbox,

@@ -10,7 +10,7 @@ from dataclasses import replace
 import click
 
 from labcoat._cli._options import ray_address as ray_address_of
-from labcoat._cli._options import run_options, selection_options
+from labcoat._cli._options import run_options, secrets_option, selection_options, with_secrets
 from labcoat._cli._tables import print_verdicts
 from labcoat._run._execute import RunOptions, run_entries
 from labcoat._run._tasks import default_log_dir, selected_entries
@@ -21,6 +21,7 @@ from labcoat._run._validate import judge
 @click.argument("target")
 @selection_options
 @run_options
+@secrets_option
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 def command(
     target: str,
@@ -30,9 +31,12 @@ def command(
     log_dir: str | None,
     max_samples: int | None,
     ray_address: str | None,
+    secrets_file: str | None,
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
+    task_args: dict = {}
+    with_secrets(task_args, secrets_file)
     entries = selected_entries(target, list(task_ids), family)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     options = RunOptions(
@@ -42,6 +46,7 @@ def command(
         max_samples=max_samples,
         display="none" if as_json else None,
         ray=ray_address_of(ray_address),
+        task_args=task_args,
     )
     # tasks that time code run after the rest, one sample at a time, so the harness's
     # own work on other samples doesn't land in their measurements; tasks without a
@@ -66,7 +71,7 @@ def command(
         unavailable = [v for v in verdicts if v.unavailable]
         if unavailable:
             click.echo(
-                f"{len(unavailable)} task(s) cannot run on this machine (see 'unavailable'); "
+                f"{len(unavailable)} task(s) cannot run or be validated here (see 'unavailable'); "
                 f"{len(verdicts) - len(unavailable)} validated"
             )
         click.echo(f"logs: {options.log_dir}")

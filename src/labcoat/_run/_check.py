@@ -12,8 +12,10 @@ from labcoat.families import TaskEntry, family_module
 from labcoat.families._preflight import Preflight
 from labcoat.sandbox import (
     EnvironmentBuildError,
+    ImageSpec,
     PythonEnv,
     ensure_environment,
+    ensure_image,
     machine_has_gpu,
 )
 
@@ -49,6 +51,7 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
     """Every problem of every entry; environments are built (and cached) unless not `build`."""
     problems: list[Problem] = []
     built: dict[PythonEnv, str | None] = {}  # one build (or failure) per environment
+    images: dict[ImageSpec, str | None] = {}
     for entry in entries:
 
         def add(kind: str, message: str, entry: TaskEntry = entry) -> None:
@@ -83,6 +86,17 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
                     built[env] = ex.reason + (f" (pip's output: {ex.log})" if ex.log else "")
             if built[env] is not None:
                 add("environment", f"{built[env]} [{env.describe()}]")
+        if any(built[env] is not None for env in info.environments):
+            continue  # an image starts from its environment: nothing more to learn
+        for image in info.images:
+            if image not in images:
+                try:
+                    await ensure_image(image)
+                    images[image] = None
+                except EnvironmentBuildError as ex:
+                    images[image] = ex.reason + (f" (output: {ex.log})" if ex.log else "")
+            if images[image] is not None:
+                add("build", str(images[image]))
     return problems
 
 

@@ -50,6 +50,12 @@ class TaskResult:
 
     environment_notes: list[str] = field(default_factory=list)
     """Changes made to install the task's environment here (scores' `environment_notes`)."""
+    manual: int = 0
+    """Runs whose task returned no score: a person must score them (left out of means)."""
+    integrity_flags: list[str] = field(default_factory=list)
+    """The first integrity flag of each flagged run (score metadata `integrity_flags`):
+    scoring the solution broke (the run counts with the worst valid score) or the agent
+    changed what the grader uses."""
 
     @property
     def unavailable(self) -> str | None:
@@ -102,6 +108,8 @@ class TaskResult:
             **({"primary_subtasks": sorted(self.primary)} if self.primary else {}),
             "weak_tests": self.weak_tests,
             "environment_notes": self.environment_notes,
+            "needs_manual_score": self.manual,
+            "integrity_flags": self.integrity_flags,
         }
 
 
@@ -170,6 +178,11 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             for note in (score.metadata or {}).get("environment_notes") or []:
                 if note not in result.environment_notes:
                     result.environment_notes.append(str(note))
+            if (score.metadata or {}).get("manual_scoring"):
+                result.manual += 1
+            flags = (score.metadata or {}).get("integrity_flags") or []
+            if flags:
+                result.integrity_flags.append(str(flags[0]))
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))

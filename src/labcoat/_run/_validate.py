@@ -66,6 +66,8 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
     if result.errors:
         reasons = "; ".join(result.error_reasons[:2])
         problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
+    if result.integrity_flags:
+        problems.append(f"{agent}: integrity flag ({result.integrity_flags[0]})")
     value = result.normalized_mean
     if value is None and agent == "noop" and result.raw_mean is not None:
         value = result.raw_mean  # a task without normalization: nothing done must read 0
@@ -85,6 +87,13 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
             continue
         oracle, noop = by_key.get((entry.id, "oracle")), by_key.get((entry.id, "noop"))
         unavailable = next((r.unavailable for r in (oracle, noop) if r and r.unavailable), None)
+        if (
+            unavailable is None
+            and oracle is not None
+            and oracle.runs
+            and oracle.manual == oracle.runs
+        ):
+            unavailable = "needs manual score (the task returns no score; a person grades it)"
         if unavailable is not None:
             verdicts.append(Verdict(entry, oracle, noop, True, [], unavailable))
             continue

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from labcoat.analysis._sample_rows import SampleRows
 
 OK, ERROR, PARTIAL = "ok", "error", "partial"
+MANUAL = "needs manual score"
+"""A run whose task returned no score (a person grades it): out of the means, not an error."""
 _FIRST = (
     "log",
     "name",
@@ -119,12 +121,18 @@ def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
     errors = sum(s["status"] == ERROR for s in samples)
     row["samples"], row["sample_errors"] = len(samples), errors
     row["status"] = OK if errors == 0 else ERROR if errors == len(samples) else PARTIAL
+    if row["status"] == OK and any(s["status"] == MANUAL for s in samples):
+        row["status"] = MANUAL
     scored = [s for s in samples if s["status"] == OK]
     if row["status"] == ERROR:
         row["raw"] = row["normalized"] = None
     else:
         weights = [1.0 if s.get("weight") is None else float(s["weight"]) for s in samples]
-        values = [(s.get("normalized") if s["status"] == OK else 0.0) for s in samples]
+        # errored samples count 0; a sample to be scored by hand counts nothing yet
+        values = [
+            None if s["status"] == MANUAL else s.get("normalized") if s["status"] == OK else 0.0
+            for s in samples
+        ]
         pairs = [(v, w) for v, w in zip(values, weights, strict=True) if v is not None]
         total = sum(w for _, w in pairs)
         row["normalized"] = sum(v * w for v, w in pairs) / total if total > 0 else None

@@ -148,6 +148,14 @@ def _run_seconds(steps: list[Row], scores: list[Row], tools: list[Row], total: f
     return max(ends) if ends else total
 
 
+def _status(ok: bool, score: Score | None) -> str:
+    if not ok:
+        return "error"
+    # the task returned no score: a person must grade it (RE-Bench's manual scoring)
+    manual = score is not None and (score.metadata or {}).get("manual_scoring")
+    return "needs manual score" if manual else "ok"
+
+
 def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
     meta = sample.metadata or {}
     task_id = str(meta.get("task_id", sample.id))
@@ -200,7 +208,7 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "with_paper": ctx.with_paper,
         "sample_id": str(sample.id),
         "weight": weight,
-        "status": "ok" if ok else "error",
+        "status": _status(ok, score),
         "error": error if error or ok else "no score",
         "limit": sample.limit.type if sample.limit is not None else None,
         "stopped_by": stopped_by(sample, store),

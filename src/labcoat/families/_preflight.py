@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from labcoat.sandbox import PythonEnv
+from labcoat.sandbox import ImageSpec, PythonEnv
 
 
 @dataclass
@@ -17,6 +17,9 @@ class Preflight:
 
     environments: list[PythonEnv] = field(default_factory=list)
     """The Python environments the task's sandboxes use (built by `check`)."""
+    images: list[ImageSpec] = field(default_factory=list)
+    """Task images (build steps and install hooks on top of an environment), built by
+    `check` after the environments."""
     gpus: int = 0
     """GPUs the task asks for."""
     problems: list[str] = field(default_factory=list)

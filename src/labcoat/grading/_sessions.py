@@ -12,6 +12,7 @@ from labcoat.sandbox import (
     Bind,
     BwrapConfig,
     BwrapSession,
+    ImageSpec,
     PythonEnv,
     has_separate_root,
     thread_environment,
@@ -38,25 +39,33 @@ async def grader_session(
     network: bool = False,
     blocklist: dict[str, tuple[str, ...]] | None = None,
     gpus: bool = False,
+    image: ImageSpec | None = None,
+    binds: tuple[Bind, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[BwrapSession]:
     """A bwrap sandbox with `protected` copied in as /root and the workspace bound in.
 
     As root, /root is root-only and the grader can run agent code as the agent user;
     without root (one user), agent code run by a grader could read /root: the log notes
     the mode so reports can tell. A run that needs what the agent had (a reproduction)
-    may ask for the same network (through the filtering proxy) and GPUs.
+    may ask for the same network (through the filtering proxy) and GPUs. `image` (a task
+    image) replaces `environment`; `binds` add host paths (a sample's own state); `env`
+    sets variables of every command.
     """
-    binds: tuple[Bind, ...] = ()
     if workspace is not None:
-        binds = (Bind(source=str(workspace), target=workspace_target, writable=workspace_writable),)
+        binds = (
+            Bind(source=str(workspace), target=workspace_target, writable=workspace_writable),
+            *binds,
+        )
     config = BwrapConfig(
         workdir=workdir,
         root_source=str(protected) if protected is not None else None,
         environment=environment or PythonEnv(),
+        image=image,
         memory_mb=memory_mb,
         # thread counts only, no cgroup quota: a quota's throttling would add up to a
         # period's delay to whatever a grader times
-        env=thread_environment(cpus) if cpus is not None else {},
+        env={**(env or {}), **(thread_environment(cpus) if cpus is not None else {})},
         binds=binds,
         default_user="root" if has_separate_root() else "agent",
         network=network,

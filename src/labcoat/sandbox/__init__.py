@@ -15,7 +15,16 @@ from labcoat.sandbox._environment import (
     ensure_environment,
     machine_has_gpu,
 )
-from labcoat.sandbox._layout import give_to_agent
+from labcoat.sandbox._image import (
+    BUILD_CONTEXT,
+    BuiltImage,
+    ImageBuildError,
+    ImageSpec,
+    ImageStep,
+    built_image,
+    ensure_image,
+)
+from labcoat.sandbox._layout import PROTECTED_GID, give_to_agent
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
 from labcoat.sandbox._requirements import (
     PythonEnv,
@@ -27,19 +36,27 @@ from labcoat.sandbox._session import BwrapSession, bwrap_path
 
 __all__ = [
     "AGENT_HOME",
+    "BUILD_CONTEXT",
     "DEFAULT_WORKDIR",
+    "PROTECTED_GID",
     "Bind",
     "BuiltEnvironment",
+    "BuiltImage",
     "BwrapConfig",
     "BwrapSandboxEnvironment",
     "BwrapSession",
     "EnvironmentBuildError",
+    "ImageBuildError",
+    "ImageSpec",
+    "ImageStep",
     "PythonEnv",
     "built_environment",
+    "built_image",
     "bwrap_path",
     "cache_dir",
     "current_bwrap_session",
     "ensure_environment",
+    "ensure_image",
     "give_to_agent",
     "has_separate_root",
     "machine_has_gpu",

@@ -77,6 +77,10 @@ ETC_FILES = (
     "magic.mime",
     "login.defs",
     "shells",
+    # PAM's configuration: `runuser`/`su` (METR's protected scoring runs the agent's
+    # code through `runuser agent --group=protected --login`) abort without it
+    "pam.d",
+    "security",
 )
 NETWORK_ETC_FILES = ("resolv.conf", "gai.conf", "host.conf")
 
@@ -162,6 +166,19 @@ def base_environment(
     return env
 
 
+def login_environment(
+    config: BwrapConfig, python: PythonLayout, env_dir: Path | None
+) -> dict[str, str]:
+    """What a login shell should have of the sandbox's environment: the sandbox's own
+    variables, thread counts included, but not the task's other variables (a login
+    shell for the agent user must not inherit what a grader was given)."""
+    own = config.model_copy(update={"env": {}, "pass_env": ()})
+    env = base_environment(own, python, env_dir)
+    env.update({k: v for k, v in config.env.items() if k in THREAD_VARIABLES})
+    env.pop("SHELL", None)  # the login sets the user's own
+    return env
+
+
 def _system_mounts() -> list[str]:
     args: list[str] = []
     for d in SYSTEM_DIRS:
@@ -187,6 +204,8 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
             args += ["--ro-bind", host, host]
     for name in ("passwd", "group", "hosts", "hostname"):
         args += ["--ro-bind", str(dirs.etc / name), f"/etc/{name}"]
+    if dirs.profile_d.is_dir():
+        args += ["--ro-bind", str(dirs.profile_d), "/etc/profile.d"]
     return args
 
 
@@ -282,6 +301,9 @@ def bwrap_command(
         "/var/tmp",
         "--tmpfs",
         "/run",
+        "--symlink",
+        "/run",
+        "/var/run",  # as on Debian: /var/run/... is /run/...
         "--bind",
         str(dirs.run),
         "/run/labcoat",

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from labcoat.sandbox._image import ImageSpec
 from labcoat.sandbox._requirements import PythonEnv
 
 AGENT_HOME = "/home/agent"
@@ -59,6 +60,10 @@ class BwrapConfig(BaseModel, frozen=True):
     """The task's Python environment (a venv built by pip, mounted read-only); an empty
     one by default, so the host's packages never show. None: the bare interpreter
     (labcoat's own build sandboxes)."""
+
+    image: ImageSpec | None = None
+    """A task image (see `ImageSpec`): when set, /opt/labcoat/env is the image's
+    environment (the build steps' installs included) instead of `environment`'s."""
 
     binds: tuple[Bind, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -14,6 +15,9 @@ from typing import Any
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
 
 AGENT_UID = 1000
+PROTECTED_GID = 999
+"""The `protected` system group of METR's task image (`groupadd --system protected`):
+files a grader may use and the agent may not change belong to it."""
 
 
 def sandboxes_root() -> Path:
@@ -47,6 +51,11 @@ class SampleDirs:
         return self.root / "etc"
 
     @property
+    def profile_d(self) -> Path:
+        """Bound at /etc/profile.d: what login shells add to the sandbox's environment."""
+        return self.root / "etc" / "profile.d"
+
+    @property
     def run(self) -> Path:
         """Bound at /run/labcoat: the proxy's socket."""
         return self.root / "run"
@@ -74,9 +83,20 @@ def _write_identity_files(dirs: SampleDirs) -> None:
         f"agent:x:{AGENT_UID}:{AGENT_UID}:agent:{AGENT_HOME}:/bin/bash\n"
         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
     )
-    (dirs.etc / "group").write_text(f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n")
+    (dirs.etc / "group").write_text(
+        f"root:x:0:\nprotected:x:{PROTECTED_GID}:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n"
+    )
     (dirs.etc / "hosts").write_text("127.0.0.1\tlocalhost labcoat\n::1\tlocalhost\n")
     (dirs.etc / "hostname").write_text("labcoat\n")
+
+
+def write_login_profile(dirs: SampleDirs, environment: dict[str, str]) -> None:
+    """/etc/profile.d/labcoat.sh: login shells (`bash -l`, `runuser --login`, `su -`) start
+    from a clean environment and the host's /etc/profile; this puts the sandbox's own
+    variables (the task's Python first on PATH, thread counts, proxy) back."""
+    dirs.profile_d.mkdir(parents=True, exist_ok=True)
+    lines = [f"export {name}={shlex.quote(value)}" for name, value in sorted(environment.items())]
+    (dirs.profile_d / "labcoat.sh").write_text("\n".join(lines) + "\n")
 
 
 def chown_tree(path: Path, uid: int, gid: int) -> None:

@@ -31,12 +31,14 @@ from labcoat.sandbox._command import (
     SANDBOX_SERVER,
     base_environment,
     bwrap_command,
+    login_environment,
     privileged,
     proxied_network,
     python_layout,
 )
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
 from labcoat.sandbox._environment import BuiltEnvironment, ensure_environment
+from labcoat.sandbox._image import ensure_image
 from labcoat.sandbox._layout import (
     AGENT,
     ROOT,
@@ -45,6 +47,7 @@ from labcoat.sandbox._layout import (
     chown_tree,
     prepare_dirs,
     sandboxes_root,
+    write_login_profile,
 )
 from labcoat.sandbox._limits import Cgroup, Wanted, create_cgroup, rlimits
 from labcoat.sandbox._machine import machine
@@ -114,9 +117,12 @@ class BwrapSession:
     async def create(cls, config: BwrapConfig) -> BwrapSession:
         bwrap_path()
         # built (or found) first: a build runs in a sandbox of its own
-        environment = (
-            await ensure_environment(config.environment) if config.environment is not None else None
-        )
+        environment: BuiltEnvironment | None = None
+        if config.image is not None:
+            image = await ensure_image(config.image)
+            environment = BuiltEnvironment(image.venv, "image", image.notes)
+        elif config.environment is not None:
+            environment = await ensure_environment(config.environment)
         # building a sandbox is work on the machine: not while something is being timed
         async with machine.shared():
             return await cls._create(config, environment)
@@ -131,6 +137,7 @@ class BwrapSession:
         session = cls(config, dirs, environment, cgroup)
         try:
             prepare_dirs(dirs, config, session.privileged)
+            write_login_profile(dirs, login_environment(config, session.python, session.env_dir))
             if proxied_network(config):
                 session._proxy = FilteringProxy(
                     dirs.run / "proxy.sock",

@@ -1,8 +1,18 @@
 """Runs one METR task-standard operation inside a sandbox (standard library only).
 
-Usage: python -c <this file> OPERATION FAMILY [TASK] [--submission S] [--score-log JSON]
-The family's folder is the working directory. Whatever the family prints is kept; the
-result follows as one JSON document between two SEPARATOR lines at the very end.
+Usage: python -c <this file> OPERATION FAMILY [TASK] [--submission-file F] [--score-log-file F]
+
+The family's folder is the working directory (/root). Whatever the family prints is kept;
+the result follows as one JSON document between two SEPARATOR lines at the very end.
+Exit codes: 0 the operation ran; 1 the family's code raised (a traceback follows); 3 the
+family could not be loaded (no module, no TaskFamily, no such task) - stderr's last line
+starts with LOAD_FAILED_MARK (a family's own code may exit with any code, 3 included).
+
+The operations follow the METR task standard's reference runners: `get_instructions`,
+`get_permissions`, `start`, `teardown` and `install` are optional; after `start`,
+/home/agent is given to the agent except files of the `protected` group and hidden
+top-level folders (other than .ssh), unless `TaskFamily.skip_chown_after_start`; the final
+score is `aggregate_scores(task, score_log)` when defined, else `score(task, submission)`.
 """
 
 from __future__ import annotations
@@ -10,35 +20,76 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import os
-import subprocess
+import pathlib
 import sys
+import traceback
 from typing import Any
 
 SEPARATOR = "=====LABCOAT-RESULT-7f3a9c====="
+LOAD_FAILED = 3
+LOAD_FAILED_MARK = "labcoat-driver: cannot load the family: "
+AGENT_HOME = pathlib.Path("/home/agent")
 
 
-def _clean(value: Any) -> Any:
-    """JSON without NaN/inf: an invalid score is null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if isinstance(value, int | float | str | bool) or value is None:
+class LoadError(Exception):
+    """The family (or the task) cannot be loaded: a problem of the task's files."""
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values; numpy scalars and arrays as lists/numbers, anything else as repr.
+    NaN and infinities stay (Python's json reads them back): NaN means an invalid score."""
+    if isinstance(value, bool) or value is None or isinstance(value, int | float | str):
         return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    tolist = getattr(value, "tolist", None)  # numpy scalars, arrays; pandas series
+    if callable(tolist):
+        try:
+            return _jsonable(tolist())
+        except Exception:
+            pass
+    to_dict = getattr(value, "to_dict", None)  # pandas data frames
+    if callable(to_dict):
+        try:
+            return _jsonable(to_dict(orient="records"))
+        except Exception:
+            pass
     return repr(value)
+
+
+def _load(name: str) -> Any:
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(name)
+    except ImportError as ex:
+        raise LoadError(f"cannot import {name}.py: {type(ex).__name__}: {ex}") from ex
+    family = getattr(module, "TaskFamily", None)
+    if family is None:
+        raise LoadError(f"{name}.py defines no TaskFamily class")
+    return family
+
+
+def _task(family: Any, name: str) -> Any:
+    tasks = family.get_tasks()
+    if name not in tasks:
+        raise LoadError(f"no task {name!r} (get_tasks() has: {', '.join(map(str, tasks))})")
+    return tasks[name]
 
 
 def _setup(family: Any) -> dict[str, Any]:
     tasks = family.get_tasks()
+    get_instructions = getattr(family, "get_instructions", None)
+    get_permissions = getattr(family, "get_permissions", None)
+    get_aux_vm_spec = getattr(family, "get_aux_vm_spec", None)
     return {
         "tasks": {
-            name: {
-                "instructions": family.get_instructions(task),
-                "permissions": list(getattr(family, "get_permissions", lambda t: [])(task)),
+            str(name): {
+                "instructions": get_instructions(task) if get_instructions else "",
+                "permissions": list(get_permissions(task)) if get_permissions else [],
+                "aux_vm": bool(get_aux_vm_spec and get_aux_vm_spec(task) is not None),
             }
             for name, task in tasks.items()
         },
@@ -49,46 +100,93 @@ def _setup(family: Any) -> dict[str, Any]:
         "intermediate_scoring": hasattr(family, "intermediate_score"),
         "has_score": hasattr(family, "score"),
         "has_aggregate": hasattr(family, "aggregate_scores"),
+        "has_teardown": hasattr(family, "teardown"),
     }
 
 
+def _should_chown(path: pathlib.Path) -> bool:
+    """What the reference runners give the agent after start()."""
+    try:
+        if path.group() == "protected":
+            return False
+    except KeyError:  # a group without a name
+        pass
+    if path.parent == AGENT_HOME and path.is_file():
+        return True
+    top = path.relative_to(AGENT_HOME).parts[0]
+    return not top.startswith(".") or top == ".ssh"
+
+
 def _give_home_to_agent() -> None:
-    """As the task standard's driver does: what start() left in /home/agent is the agent's."""
-    if os.geteuid() == 0 and os.path.isdir("/home/agent"):
-        subprocess.run(["chown", "-R", "agent:agent", "/home/agent"], check=False)
+    if os.geteuid() != 0 or not AGENT_HOME.is_dir():
+        return  # one user only: everything already belongs to it
+    import pwd
+
+    agent = pwd.getpwnam("agent")
+    for path in AGENT_HOME.rglob("*"):
+        if not path.is_symlink() and _should_chown(path):
+            os.chown(path, agent.pw_uid, agent.pw_gid)
+    os.chown(AGENT_HOME, agent.pw_uid, agent.pw_gid)
+
+
+def _run(args: argparse.Namespace) -> Any:
+    family = _load(args.family)
+    operation = args.operation
+    if operation == "setup":
+        return _setup(family)
+    if operation == "install":
+        if hasattr(family, "install"):
+            family.install()
+        return None
+    if operation == "teardown":
+        if hasattr(family, "teardown"):
+            family.teardown()
+            return "torn down"
+        return None
+    if not args.task:
+        raise LoadError(f"{operation} needs a task name")
+    task = _task(family, args.task)
+    if operation == "start":
+        if hasattr(family, "start"):
+            family.start(task)
+        if not getattr(family, "skip_chown_after_start", False):
+            _give_home_to_agent()
+        return None
+    if operation == "intermediate_score":
+        return family.intermediate_score(task) if hasattr(family, "intermediate_score") else None
+    # score: aggregate the intermediate scores when the family can, else score the submission
+    if hasattr(family, "aggregate_scores"):
+        text = pathlib.Path(args.score_log_file).read_text() if args.score_log_file else "[]"
+        return family.aggregate_scores(task, json.loads(text or "[]"))
+    if hasattr(family, "score"):
+        submission = pathlib.Path(args.submission_file).read_text() if args.submission_file else ""
+        return family.score(task, submission)
+    return None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("operation", choices=["setup", "start", "intermediate_score", "score"])
+    parser.add_argument(
+        "operation",
+        choices=["setup", "install", "start", "intermediate_score", "score", "teardown"],
+    )
     parser.add_argument("family")
     parser.add_argument("task", nargs="?")
-    parser.add_argument("--submission", default="")
-    parser.add_argument("--score-log", default="[]")
+    parser.add_argument("--submission-file")
+    parser.add_argument("--score-log-file")
     args = parser.parse_args()
-
-    sys.path.insert(0, os.getcwd())
-    family = importlib.import_module(args.family).TaskFamily
-    result: Any = None
-    if args.operation == "setup":
-        result = _setup(family)
-    else:
-        task = family.get_tasks()[args.task]
-        if args.operation == "start":
-            if hasattr(family, "start"):
-                family.start(task)
-            if not getattr(family, "skip_chown_after_start", False):
-                _give_home_to_agent()
-        elif args.operation == "intermediate_score":
-            result = family.intermediate_score(task)
-        elif hasattr(family, "aggregate_scores"):
-            result = {"score": family.aggregate_scores(task, json.loads(args.score_log))}
-        elif hasattr(family, "score"):
-            result = {"score": family.score(task, args.submission)}
-        else:
-            raise SystemExit("the task family defines neither score nor aggregate_scores")
+    try:
+        result = _run(args)
+    except LoadError as ex:
+        print(f"{LOAD_FAILED_MARK}{ex}", file=sys.stderr, flush=True)
+        sys.exit(LOAD_FAILED)
+    except Exception:
+        traceback.print_exc()
+        sys.stderr.flush()
+        sys.exit(1)
     sys.stdout.flush()
-    print(f"\n{SEPARATOR}\n{json.dumps(_clean(result))}\n{SEPARATOR}", flush=True)
+    encoded = json.dumps(_jsonable(result), allow_nan=True)
+    print(f"\n{SEPARATOR}\n{encoded}\n{SEPARATOR}", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -11,18 +12,38 @@ from typing import Any
 
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat.families.rebench import _driver
+from labcoat.families.rebench._build import FileStep, ShellStep, family_image, load_build_steps
+from labcoat.families.rebench._manifest import Manifest, load_manifest
+from labcoat.families.rebench._secrets import MissingSecretsError, declared_secrets, secret_values
 from labcoat.families.rebench._sidecar import SIDECAR, Sidecar, load_sidecar
 from labcoat.grading import grader_session
-from labcoat.sandbox import PythonEnv, read_requirements_file, specifiers
+from labcoat.sandbox import (
+    Bind,
+    ImageSpec,
+    PythonEnv,
+    built_image,
+    ensure_image,
+    read_requirements_file,
+    specifiers,
+)
 
 AGENT_HOME = "/home/agent"
-DRIVER_TIMEOUT = 3600  # scoring may train a small model; upstream tasks may take long
+DEFAULT_OPERATION_TIMEOUT = 3600  # scoring may train a small model; upstream tasks may take long
 _TASK_FAMILY_CLASS = re.compile(r"^class\s+TaskFamily\b", re.MULTILINE)
+
+
+def operation_timeout(minutes: float | None = None) -> float:
+    """Seconds one task operation may take: the task's own setting, else
+    LABCOAT_TASK_OPERATION_TIMEOUT (seconds), else an hour."""
+    if minutes is not None:
+        return minutes * 60
+    return float(os.environ.get("LABCOAT_TASK_OPERATION_TIMEOUT") or DEFAULT_OPERATION_TIMEOUT)
 
 
 @dataclass(frozen=True)
 class TaskFamilyDir:
-    """A folder `<name>/<name>.py` defining `class TaskFamily`, plus labcoat's sidecar."""
+    """A folder `<name>/<name>.py` defining `class TaskFamily`, with its optional
+    manifest.yaml, build_steps.json, requirements.txt and labcoat's sidecar."""
 
     path: Path
 
@@ -30,18 +51,56 @@ class TaskFamilyDir:
     def name(self) -> str:
         return self.path.name
 
+    @property
+    def module(self) -> Path:
+        return self.path / f"{self.name}.py"
+
     @cached_property
     def sidecar(self) -> Sidecar | None:
         return load_sidecar(self.path)
 
+    @cached_property
+    def manifest(self) -> Manifest | None:
+        return load_manifest(self.path)
+
+    @cached_property
+    def build_steps(self) -> list[FileStep | ShellStep]:
+        return load_build_steps(self.path)
+
+    @property
+    def version(self) -> str | None:
+        return str(self.manifest.version) if self.manifest and self.manifest.version else None
+
     @property
     def environment(self) -> PythonEnv:
-        """The sidecar's requirements, else the family's requirements.txt (pip installs it
-        in the family's folder, as the task standard's image build does)."""
+        """The sidecar's requirements, else the family's requirements.txt (installed by pip
+        itself, every line of pip's syntax)."""
         if self.sidecar is not None and self.sidecar.requirements:
             return specifiers(*self.sidecar.requirements)
         req_file = self.path / "requirements.txt"
         return read_requirements_file(req_file) if req_file.is_file() else PythonEnv()
+
+    @property
+    def declared_secrets(self) -> list[str]:
+        return declared_secrets(self.module)
+
+    def image(self, secrets: dict[str, str] | None = None) -> ImageSpec | None:
+        """The family's image (build steps, install()), or None when it needs none."""
+        return family_image(self.name, self.path, self.environment, self.build_steps, secrets or {})
+
+    def check(self) -> None:
+        """Load every file labcoat reads; a broken one raises TaskDataError."""
+        _ = self.sidecar, self.manifest, self.build_steps
+        self.environment  # noqa: B018 - reads (and checks) requirements.txt
+
+    def listed_tasks(self) -> list[str] | None:
+        """Task names the family's files list without running its code: the sidecar's,
+        else the manifest's; None when only the code knows."""
+        if self.sidecar is not None:
+            return list(self.sidecar.tasks)
+        if self.manifest is not None and self.manifest.tasks:
+            return list(self.manifest.tasks)
+        return None
 
 
 def is_task_family(path: Path) -> bool:
@@ -65,11 +124,25 @@ class DriverRun:
     """Everything the family printed (stdout then stderr), for the log."""
 
 
+class OperationFailed(LabcoatError):
+    """The family's code raised (or the operation timed out) while running."""
+
+    def __init__(self, family: str, operation: str, why: str, output: str) -> None:
+        self.why = why
+        self.output = output
+        super().__init__(f"task family {family}: `{operation}` {why}:\n{_tail(output, 12)}")
+
+
 def _parse_driver_output(stdout: str) -> tuple[Any, str]:
     parts = stdout.rsplit(_driver.SEPARATOR, 2)
     if len(parts) != 3:
         raise ValueError("the driver printed no result")
     return json.loads(parts[1]), parts[0]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
 
 
 async def run_operation(
@@ -79,56 +152,110 @@ async def run_operation(
     *,
     home: Path | None = None,
     home_writable: bool = False,
+    state_binds: tuple[Bind, ...] = (),
     submission: str = "",
     score_log: list[dict[str, Any]] | None = None,
     memory_mb: int | None = 4096,
     cpus: float | None = None,
+    gpus: bool = False,
+    network: bool = False,
+    secrets: dict[str, str] | None = None,
+    timeout: float | None = None,
 ) -> DriverRun:
-    """Run a task-standard operation with the family's files as /root (protected).
+    """Run a task-standard operation as root, in a protected sandbox with the family's
+    image (or environment) and the family's files as /root.
 
-    `home` is the agent's /home/agent on the host: writable for `start`, read-only for
-    scoring. Errors in the family's code raise LabcoatError with its output.
+    `home` is the agent's /home/agent on the host; `state_binds` the sample's own /root,
+    /protected and /var/run/sample_uuid (without them, /root is a fresh copy of the
+    family's files or image). A family that cannot be loaded raises TaskDataError; an
+    error in its code, or a timeout, raises OperationFailed with its output.
     """
+    image = family.image(secrets)
+    protected: Path | None = family.path
+    if image is not None:
+        built = built_image(image) or await ensure_image(image)
+        protected = built.dirs["/root"]
+    if any(b.target == "/root" for b in state_binds):
+        protected = None
     args = [operation, family.name, *([task] if task else [])]
-    args += ["--submission", submission, "--score-log", json.dumps(score_log or [])]
+    env = {
+        "TASK_FAMILY_NAME": family.name,
+        **({"TASK_NAME": task, "TASK_ID": f"{family.name}/{task}"} if task else {}),
+        **(secrets or {}),
+    }
+    limit = timeout if timeout is not None else operation_timeout()
     async with grader_session(
-        protected=family.path,
+        protected=protected,
         workspace=home,
         workspace_target=AGENT_HOME,
         workspace_writable=home_writable,
         environment=family.environment,
+        image=image,
+        binds=state_binds,
+        env=env,
         memory_mb=memory_mb,
         cpus=cpus,
+        gpus=gpus,
+        network=network,
     ) as session:
+        if operation == "score":
+            await session.write_file("/tmp/.labcoat-submission", submission)
+            await session.write_file("/tmp/.labcoat-score-log.json", json.dumps(score_log or []))
+            args += [
+                "--submission-file",
+                "/tmp/.labcoat-submission",
+                "--score-log-file",
+                "/tmp/.labcoat-score-log.json",
+            ]
         user = "root" if "root" in session.users else None
-        result = await session.exec(
-            ["python3", "-c", Path(_driver.__file__).read_text(), *args],
-            cwd="/root",
-            user=user,
-            timeout=DRIVER_TIMEOUT,
-        )
-    output = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr.strip() else "")
-    if not result.success:
-        missing = re.search(r"No module named '([\w.]+)'", output)
-        if missing:
-            raise TaskDataError(
-                family.path / SIDECAR,
-                "requirements",
-                f"the family's code imports {missing.group(1)!r}, which its environment lacks: "
-                "name the package here (or in a requirements.txt beside "
-                f"{family.name}.py)",
+        try:
+            result = await session.exec(
+                ["python3", "-c", Path(_driver.__file__).read_text(), *args],
+                cwd="/root",
+                user=user,
+                timeout=limit,
             )
-        raise LabcoatError(
-            f"task family {family.name}: `{operation}` failed (exit {result.returncode}):\n"
-            + _tail(output, 12)
+        except TimeoutError:
+            raise OperationFailed(
+                family.name, operation, f"timed out after {limit:g} s", ""
+            ) from None
+    output = result.stdout + (f"\n[stderr]\n{result.stderr}" if result.stderr.strip() else "")
+    load_failed = result.returncode == _driver.LOAD_FAILED and _last_line(result.stderr).startswith(
+        _driver.LOAD_FAILED_MARK.strip()
+    )
+    if load_failed or (not result.success and operation in ("setup", "install")):
+        raise _load_error(family, operation, result.stderr or result.stdout, output)
+    if not result.success:
+        if operation == "start":
+            _raise_if_missing_module(family, output)
+        raise OperationFailed(
+            family.name,
+            operation,
+            f"failed (exit {result.returncode}): {_last_line(result.stderr or result.stdout)}",
+            output,
         )
     try:
         value, printed = _parse_driver_output(result.stdout)
     except ValueError as ex:
-        raise LabcoatError(
-            f"task family {family.name}: `{operation}`: {ex}:\n{_tail(output)}"
-        ) from None
+        raise OperationFailed(family.name, operation, str(ex), output) from None
     return DriverRun(value, printed + (f"\n[stderr]\n{result.stderr}" if result.stderr else ""))
+
+
+def _raise_if_missing_module(family: TaskFamilyDir, output: str) -> None:
+    missing = re.search(r"No module named '([\w.]+)'", output)
+    if missing:
+        raise TaskDataError(
+            family.module,
+            None,
+            f"the family's code imports {missing.group(1)!r}, which its environment lacks: "
+            f"name it in requirements.txt (or the sidecar's `requirements`)",
+        )
+
+
+def _load_error(family: TaskFamilyDir, operation: str, text: str, output: str) -> LabcoatError:
+    _raise_if_missing_module(family, output)
+    reason = _last_line(text).removeprefix(_driver.LOAD_FAILED_MARK)
+    return TaskDataError(family.module, None, f"`{operation}` failed: {reason}")
 
 
 def _tail(text: str, lines: int = 30) -> str:
@@ -136,22 +263,47 @@ def _tail(text: str, lines: int = 30) -> str:
 
 
 # The setup operation runs the family's code; cache it per family for this process.
-_setup_cache: dict[tuple[Path, float], dict[str, Any]] = {}
+_setup_cache: dict[tuple[Path, float, str], dict[str, Any]] = {}
 
 
 async def family_setup(family: TaskFamilyDir) -> dict[str, Any]:
-    """Task names, instructions and permissions, as the family's own code reports them."""
-    key = (family.path, (family.path / f"{family.name}.py").stat().st_mtime)
+    """Task names, instructions, permissions and what the family defines, as the family's
+    own code reports them (with its required environment variables set, as far as they
+    are available; `missing_secrets` names the others)."""
+    names = family.declared_secrets
+    secrets, missing = secret_values(names)
+    if missing:
+        # install() and the family's code may need them: don't build or run anything
+        raise MissingSecretsError(f"task family {family.name}", missing)
+    image = family.image(secrets)
+    stamp = image.model_dump_json() if image is not None else family.environment.model_dump_json()
+    key = (family.path, family.module.stat().st_mtime, stamp)
     if key not in _setup_cache:
-        run = await run_operation(family, "setup")
-        _setup_cache[key] = run.result
+        run = await run_operation(family, "setup", secrets=secrets)
+        result = run.result
+        wanted = list(result["required_environment_variables"])
+        if set(wanted) - set(names):  # declared in a way the source doesn't show
+            more, missing = secret_values(wanted)
+            if missing:
+                raise MissingSecretsError(f"task family {family.name}", missing)
+            if more != secrets:
+                result = (await run_operation(family, "setup", secrets=more)).result
+        _setup_cache[key] = result
         sidecar = family.sidecar
         if sidecar is not None:
-            missing = sorted(set(sidecar.tasks) - set(run.result["tasks"]))
-            if missing:
+            absent = sorted(set(sidecar.tasks) - set(result["tasks"]))
+            if absent:
                 raise TaskDataError(
                     family.path / SIDECAR,
-                    f"tasks.{missing[0]}",
-                    f"not a task of {family.name}.py (its tasks: {', '.join(run.result['tasks'])})",
+                    f"tasks.{absent[0]}",
+                    f"not a task of {family.name}.py (its tasks: {', '.join(result['tasks'])})",
                 )
     return _setup_cache[key]
+
+
+def family_secrets(family: TaskFamilyDir, names: list[str]) -> dict[str, str]:
+    """The values of `names`; a missing one is an error naming it."""
+    found, missing = secret_values(names)
+    if missing:
+        raise MissingSecretsError(f"task family {family.name}", missing)
+    return found

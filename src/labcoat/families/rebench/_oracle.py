@@ -7,7 +7,8 @@ from inspect_ai.util import sandbox
 
 from labcoat._errors import LabcoatError
 from labcoat.families.rebench._family import AGENT_HOME
-from labcoat.families.rebench._scoring import SampleTask, record_intermediate_score
+from labcoat.families.rebench._sample import SampleTask
+from labcoat.families.rebench._scoring import record_intermediate_score
 
 
 @solver

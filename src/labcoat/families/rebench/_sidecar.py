@@ -57,6 +57,9 @@ class TaskSpec(StrictModel):
     validation: ValidationSpec = ValidationSpec()
     timing_sensitive: bool = False
     """Scores measure speed: scoring waits for exclusive use of the machine."""
+    scoring_timeout_minutes: float | None = Field(default=None, gt=0)
+    """How long one task operation (start, a score, teardown) may take; a score that
+    takes longer counts as broken scoring (default: LABCOAT_TASK_OPERATION_TIMEOUT, 1 h)."""
 
     @property
     def thresholds(self) -> ValidationThresholds:

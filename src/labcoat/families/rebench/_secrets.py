@@ -1,0 +1,97 @@
+"""A task family's `required_environment_variables`: where their values come from.
+
+Values come from a secrets file (`--secrets FILE`, `.env` syntax, read by python-dotenv)
+and else from the environment labcoat runs in, as METR's task bridge reads them. They are
+given to the family's own code (install, setup, start, scoring, teardown) and never to
+the agent's sandbox or the log.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+from labcoat._errors import LabcoatError, TaskDataError
+
+# the secrets file named on this run's command line (or by the task's `secrets` argument)
+_files: list[Path] = []
+
+
+def use_secrets_file(path: str | Path | None) -> None:
+    """Read secrets from `path` (in addition to the environment) for this process."""
+    if path is None:
+        return
+    file = Path(path).expanduser().resolve()
+    if not file.is_file():
+        raise LabcoatError(f"--secrets {path}: no such file")
+    if file not in _files:
+        _files.append(file)
+
+
+def _file_values() -> dict[str, str]:
+    values: dict[str, str] = {}
+    for file in _files:
+        try:
+            parsed = dotenv_values(file)
+        except (OSError, ValueError) as ex:
+            raise TaskDataError(file, None, f"cannot read secrets: {ex}") from None
+        values.update({k: v for k, v in parsed.items() if v is not None})
+    return values
+
+
+def secret_values(names: list[str] | tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """({name: value} for the names found, [names missing]); the file wins over the
+    environment."""
+    from_file = _file_values() if names else {}
+    found: dict[str, str] = {}
+    missing: list[str] = []
+    for name in names:
+        if name in from_file:
+            found[name] = from_file[name]
+        elif name in os.environ:
+            found[name] = os.environ[name]
+        else:
+            missing.append(name)
+    return found, missing
+
+
+def declared_secrets(module: Path) -> list[str]:
+    """`TaskFamily.required_environment_variables` as written in the family's source, when
+    it is a literal list (enough to find missing secrets before running anything)."""
+    try:
+        tree = ast.parse(module.read_text(encoding="utf-8", errors="replace"))
+    except SyntaxError:
+        return []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "TaskFamily":
+            for item in node.body:
+                target = None
+                if isinstance(item, ast.Assign) and len(item.targets) == 1:
+                    target = item.targets[0]
+                elif isinstance(item, ast.AnnAssign):
+                    target = item.target
+                if (
+                    isinstance(target, ast.Name)
+                    and target.id == "required_environment_variables"
+                    and item.value is not None
+                ):
+                    try:
+                        value = ast.literal_eval(item.value)
+                    except ValueError:
+                        return []
+                    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+    return []
+
+
+class MissingSecretsError(LabcoatError):
+    """A family's required environment variables are not all set: nothing runs."""
+
+    def __init__(self, where: str, missing: list[str]) -> None:
+        self.missing = missing
+        super().__init__(
+            f"{where} needs these environment variables, which are not set: "
+            f"{', '.join(missing)} (set them in the environment or pass --secrets FILE)"
+        )
