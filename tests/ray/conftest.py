@@ -85,7 +85,14 @@ def start_cluster() -> tuple[Cluster, dict[str, str]]:
         head_node_args={"num_cpus": 0, "object_store_memory": OBJECT_STORE},
     )
     cpu = cluster.add_node(num_cpus=2, memory=4 * GIB, object_store_memory=OBJECT_STORE)
-    gpu = cluster.add_node(num_cpus=2, num_gpus=1, memory=2 * GIB, object_store_memory=OBJECT_STORE)
+    # the GPU is declared, not real: the node says so to labcoat too (LABCOAT_GPUS)
+    gpu = cluster.add_node(
+        num_cpus=2,
+        num_gpus=1,
+        memory=2 * GIB,
+        object_store_memory=OBJECT_STORE,
+        env_vars={"LABCOAT_GPUS": "1"},
+    )
     cluster.wait_for_nodes()
     return cluster, {"cpu": cpu.node_id, "gpu": gpu.node_id}
 

@@ -39,7 +39,8 @@ def test_samples_run_where_their_declared_resources_are(
     # the report reads the Ray run exactly as it reads the same run done locally
     local_dir = tmp_path / "local"
     run_labcoat(
-        "eval", str(toy_suite), "--agent", "oracle", *TASKS, "--log-dir", str(local_dir)
+        "eval", str(toy_suite), "--agent", "oracle", *TASKS, "--log-dir", str(local_dir),
+        env={"LABCOAT_GPUS": "1"},  # the GPU node's declaration, here too
     )  # fmt: skip
     ray_runs, local_runs = read_runs(log_dir), read_runs(local_dir)
     assert len(ray_runs.logs) == len(local_runs.logs) == 1  # shards are not read as logs

@@ -61,7 +61,11 @@ def test_a_node_lost_mid_sample_is_retried_elsewhere(toy_suite: Path, tmp_path: 
         [doomed] = [n for n in cluster.worker_nodes if n.node_id == nodes["gpu"]]
         cluster.remove_node(doomed, allow_graceful=False)
         replacement = cluster.add_node(
-            num_cpus=2, num_gpus=1, memory=2 * GIB, object_store_memory=OBJECT_STORE
+            num_cpus=2,
+            num_gpus=1,
+            memory=2 * GIB,
+            object_store_memory=OBJECT_STORE,
+            env_vars={"LABCOAT_GPUS": "1"},  # declared like the node it replaces
         )
         out, _ = launcher.communicate(timeout=240)
         assert launcher.returncode == 0, out[-4000:]

@@ -94,6 +94,11 @@ def envs_dir() -> Path:
 
 @functools.cache
 def machine_has_gpu() -> bool:
+    """NVIDIA device nodes present, unless LABCOAT_GPUS=1 or 0 says otherwise (a GPU labcoat
+    cannot see as /dev/nvidia*, or a test cluster's node that declares one)."""
+    declared = os.environ.get("LABCOAT_GPUS")
+    if declared in ("0", "1"):
+        return declared == "1"
     return bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
