@@ -1,4 +1,4 @@
-"""Integrity: blocklists and transcript scans."""
+"""Integrity: blocklists, canonical URLs, transcript scans and the run inspector."""
 
 from labcoat.integrity._blocklist import (
     Blocklist,
@@ -7,5 +7,16 @@ from labcoat.integrity._blocklist import (
     load_blocklist,
     scan_messages,
 )
+from labcoat.integrity._urls import CanonicalUrl, canonical_host, canonical_ip, canonical_url
 
-__all__ = ["Blocklist", "BlocklistHit", "extract_urls", "load_blocklist", "scan_messages"]
+__all__ = [
+    "Blocklist",
+    "BlocklistHit",
+    "CanonicalUrl",
+    "canonical_host",
+    "canonical_ip",
+    "canonical_url",
+    "extract_urls",
+    "load_blocklist",
+    "scan_messages",
+]
