@@ -10,10 +10,12 @@ Two modes, chosen by who runs labcoat:
 
 from __future__ import annotations
 
+import functools
 import glob
 import math
 import os
 import site
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,32 @@ ETC_FILES = (
     "shells",
 )
 NETWORK_ETC_FILES = ("resolv.conf", "gai.conf", "host.conf")
+
+
+RUN_TMPFS_BYTES = 1024 * 1024
+
+
+@functools.cache
+def bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    """Whether this bwrap has `--size` (0.7 and later): tmpfs mounts with a size cap."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr
+
+
+def _sized_tmpfs(bwrap: str, size: int, path: str, perms: str) -> list[str]:
+    """A tmpfs at `path`, capped at `size` bytes where bwrap can cap it."""
+    args = ["--perms", perms]
+    if bwrap_sizes_tmpfs(bwrap):
+        args += ["--size", str(size)]
+    return [*args, "--tmpfs", path]
+
+
+def shm_bytes(config: BwrapConfig) -> int:
+    """/dev/shm's size: half the sample's memory (its pages are memory), 1 GiB without."""
+    return (config.memory_mb or 2048) * 1024 * 1024 // 2
 
 
 def host_network(config: BwrapConfig) -> bool:
@@ -280,8 +308,11 @@ def bwrap_command(
         "--symlink",
         "/tmp",
         "/var/tmp",
-        "--tmpfs",
-        "/run",
+    ]
+    # memory-backed and writable: capped, so that they are no way around the disk quota
+    args += _sized_tmpfs(bwrap, shm_bytes(config), "/dev/shm", "1777")
+    args += _sized_tmpfs(bwrap, RUN_TMPFS_BYTES, "/run", "0755")
+    args += [
         "--bind",
         str(dirs.run),
         "/run/labcoat",
@@ -305,8 +336,9 @@ def bwrap_command(
         args += _gpu_mounts()
     for path in hidden_paths(python):
         args += ["--tmpfs", path]
-    # the root itself (and the /etc, /opt, /home it holds) is read-only once built
-    args += ["--remount-ro", "/"]
+    # the root itself (and the /etc, /opt, /home it holds) is read-only once built, and
+    # so is /dev (device nodes still work; /dev/shm is a mount of its own)
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
     if python.library_path:
         args += ["--setenv", "LD_LIBRARY_PATH", python.library_path]

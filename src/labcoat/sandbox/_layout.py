@@ -31,16 +31,21 @@ class SampleDirs:
     root: Path
 
     @property
+    def disk(self) -> Path:
+        """Everything the sample can write lives here, under one quota (see _disk)."""
+        return self.root / "disk"
+
+    @property
     def home(self) -> Path:
-        return self.root / "home"
+        return self.disk / "home"
 
     @property
     def root_home(self) -> Path:
-        return self.root / "root"
+        return self.disk / "root"
 
     @property
     def tmp(self) -> Path:
-        return self.root / "tmp"
+        return self.disk / "tmp"
 
     @property
     def etc(self) -> Path:
@@ -49,7 +54,7 @@ class SampleDirs:
     @property
     def run(self) -> Path:
         """Bound at /run/labcoat: the proxy's socket."""
-        return self.root / "run"
+        return self.disk / "run"
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,8 @@ def chown_tree(path: Path, uid: int, gid: int) -> None:
 
 
 def prepare_dirs(d: SampleDirs, config: BwrapConfig, privileged: bool) -> None:
-    """Create the sample's host directories, as `config` and the mode want them."""
+    """Create the sample's host directories, as `config` and the mode want them (the
+    disk folder, `d.disk`, exists already)."""
     if config.home_source:
         shutil.copytree(config.home_source, d.home, symlinks=True)
     else:

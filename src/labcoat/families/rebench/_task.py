@@ -28,7 +28,7 @@ from labcoat.families.rebench._oracle import rebench_oracle
 from labcoat.families.rebench._scoring import SampleTask, rebench_scorer, score_tool
 from labcoat.families.rebench._sidecar import OracleSpec
 from labcoat.grading import copy_into_sandbox
-from labcoat.sandbox import BwrapConfig, current_bwrap_session
+from labcoat.sandbox import DEFAULT_DISK_MB, BwrapConfig, current_bwrap_session
 from labcoat.suites import resolve_target
 
 FAMILY = "rebench"
@@ -82,6 +82,7 @@ async def _samples(entries: list[TaskEntry], sandbox_kind: str) -> list[Sample]:
             memory_mb=memory_mb,
             cpus=cpus,
             gpus=bool(resources and resources.gpus),
+            disk_mb=resources.disk_mb if resources else DEFAULT_DISK_MB,
         )
         metadata: dict[str, Any] = {
             "family": FAMILY,
