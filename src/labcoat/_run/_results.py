@@ -1,4 +1,10 @@
-"""Per-task figures read back from the .eval logs (the logs are the record)."""
+"""Per-task figures read back from the .eval logs (the logs are the record).
+
+Means follow the one rule every labcoat table uses (`labcoat.families._score`): an
+errored run counts as 0 normalized, and the errors column says how many there were.
+Flagged runs (integrity flags from a grader or from `labcoat inspect`) keep their score
+and are listed.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from dataclasses import dataclass, field
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from labcoat.families._score import NORMALIZED, RAW, WEIGHT
+from labcoat.families._score import ERROR_RULE, NORMALIZED, RAW, WEIGHT, mean_over_runs, run_flags
 
 
 @dataclass
@@ -18,7 +24,8 @@ class TaskResult:
     family: str
     agent: str
     raw: list[float] = field(default_factory=list)
-    normalized: list[float] = field(default_factory=list)
+    normalized: list[float | None] = field(default_factory=list)
+    """Each run's normalized score; None for an errored run (it counts as 0 in the mean)."""
     weights: list[float] = field(default_factory=list)
     """Weight of each normalized value (ResearchCodeBench weighs snippets by lines)."""
     errors: int = 0
@@ -29,6 +36,8 @@ class TaskResult:
     """The distinct one-line reasons of the errored samples, in order of first sight."""
     problem: str | None = None
     """Why the task could not be loaded at all (it did not run)."""
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+    """Runs with integrity flags: sample (and epoch) -> the flags."""
 
     @property
     def unavailable(self) -> str | None:
@@ -46,16 +55,17 @@ class TaskResult:
 
     @property
     def normalized_mean(self) -> float | None:
-        pairs = [
-            (v, w) for v, w in zip(self.normalized, self.weights, strict=True) if math.isfinite(v)
-        ]
-        total = sum(w for _, w in pairs)
-        return sum(v * w for v, w in pairs) / total if total > 0 else None
+        """The mean over all runs, errored ones as 0 (None when the task did not start
+        here, or has no normalized scale)."""
+        if self.unavailable:
+            return None
+        return mean_over_runs(self.normalized, self.weights)
 
     @property
     def normalized_se(self) -> float | None:
-        finite = [v for v in self.normalized if math.isfinite(v)]
-        if len(finite) < 2:
+        counted = [0.0 if v is None else v for v in self.normalized]
+        finite = [v for v in counted if math.isfinite(v)]
+        if len(finite) < 2 or self.unavailable:
             return None
         return statistics.stdev(finite) / math.sqrt(len(finite))
 
@@ -72,6 +82,8 @@ class TaskResult:
             "error_reasons": self.error_reasons,
             "unavailable": self.unavailable,
             "problem": self.problem,
+            "flagged": self.flagged,
+            "error_rule": ERROR_RULE,
         }
 
 
@@ -90,6 +102,13 @@ def error_reason(message: str | None) -> str:
     return lines[-1] if lines else "error"
 
 
+def _error_weight(sample: object, family: str) -> float:
+    """An errored sample's weight in its task's mean: what its metadata says, else 1."""
+    meta = getattr(sample, "metadata", None) or {}
+    value = (meta.get(family) or {}).get("weight") if isinstance(meta.get(family), dict) else None
+    return float(value) if isinstance(value, int | float) and value > 0 else 1.0
+
+
 def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
     """One TaskResult per (task id, agent); errored samples are counted, not dropped."""
     results: dict[tuple[str, str], TaskResult] = {}
@@ -102,9 +121,14 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             key = (task_id, agent)
             result = results.setdefault(key, TaskResult(task_id, family, agent))
             result.runs += 1
+            flags = run_flags(sample)
+            if flags:
+                result.flagged[f"{sample.id}#{sample.epoch}"] = flags
             score = next(iter((sample.scores or {}).values()), None)
             if sample.error is not None or score is None or not isinstance(score.value, dict):
                 result.errors += 1
+                result.normalized.append(None)
+                result.weights.append(_error_weight(sample, family))
                 reason = error_reason(sample.error.message if sample.error else None)
                 if reason not in result.error_reasons:
                     result.error_reasons.append(reason)
@@ -114,9 +138,10 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))
-            if isinstance(normalized, int | float):
-                result.normalized.append(float(normalized))
-                result.weights.append(float(score.value.get(WEIGHT, 1.0)))
+            # a scored run without a normalized value (no scale) is listed, not counted
+            known = isinstance(normalized, int | float)
+            result.normalized.append(float(normalized) if known else math.nan)
+            result.weights.append(float(score.value.get(WEIGHT, 1.0)))
     grouped: dict[str, list[TaskResult]] = defaultdict(list)
     for result in results.values():
         grouped[result.task_id].append(result)

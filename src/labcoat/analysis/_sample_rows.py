@@ -11,7 +11,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from labcoat.analysis._family import Family, Row, num
-from labcoat.families._score import NORMALIZED, RAW, WEIGHT
+from labcoat.families._score import NORMALIZED, RAW, WEIGHT, run_flags
 
 STEPS_KEY = "labcoat:steps"
 STOP_KEY = "labcoat:stopped_by"
@@ -177,6 +177,7 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         )
 
     stopped = store.get(STOP_KEY)
+    flags = run_flags(sample)
     row: Row = {
         **ids,
         "log": ctx.location,
@@ -190,6 +191,8 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "weight": weight,
         "status": "ok" if ok else "error",
         "error": error if error or ok else "no score",
+        "flagged": bool(flags),
+        "integrity_flags": "; ".join(flags) or None,
         "limit": sample.limit.type if sample.limit is not None else None,
         "stopped_by": stopped.get("type") if isinstance(stopped, dict) else None,
         "raw": raw,
