@@ -36,6 +36,11 @@ def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--max-samples", type=int, metavar="N", help="Samples run at once (default: Inspect's)."
     )(fn)
+    fn = click.option(
+        "--no-inspect",
+        is_flag=True,
+        help="Skip the integrity inspection of the runs' logs (`labcoat inspect`) at the end.",
+    )(fn)
     return fn
 
 

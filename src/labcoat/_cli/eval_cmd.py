@@ -69,6 +69,7 @@ def command(
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
+    no_inspect: bool,
     time_limit: int | None,
     working_limit: int | None,
     token_limit: int | None,
@@ -94,6 +95,7 @@ def command(
         epochs=epochs,
         log_dir=log_dir or default_log_dir("eval", target),
         max_samples=max_samples,
+        inspect=not no_inspect,
         limits={
             "time": time_limit,
             "working": working_limit,

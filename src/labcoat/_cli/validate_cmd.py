@@ -28,6 +28,7 @@ def command(
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
+    no_inspect: bool,
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
@@ -38,6 +39,7 @@ def command(
         sandbox=sandbox,
         log_dir=log_dir or f"{default_log_dir('validate', target)}-{stamp}",
         max_samples=max_samples,
+        inspect=not no_inspect,
         display="none" if as_json else None,
     )
     # tasks that time code run after the rest, one sample at a time, so the harness's

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import eval_set
+from inspect_ai.log import read_eval_log
 
 from labcoat._errors import LabcoatError
 from labcoat._run._costs import load_prices, register_prices, require_price
@@ -31,6 +32,8 @@ class RunOptions:
     """Per-sample budgets for the agent: time, working, token, cost, message."""
     model_cost_config: str | None = None
     model_roles: dict[str, str] | None = None
+    inspect: bool = True
+    """Run `labcoat inspect`'s rule-based detectors on the logs before the tables are made."""
 
 
 def run_entries(
@@ -74,4 +77,10 @@ def run_entries(
         continue_on_fail=True,
         **limits,
     )
+    if options.inspect:
+        from labcoat.integrity import inspect_logs
+
+        locations = [log.location for log in logs if log.location]
+        inspect_logs(locations)  # findings go into the logs; the tables read them back
+        logs = [read_eval_log(location, header_only=True) for location in locations]
     return success and not broken, collect_results(logs) + not_run
