@@ -19,7 +19,17 @@ def _fmt(value: float | None, se: float | None = None) -> str:
 
 def print_results(results: list[TaskResult], title: str) -> None:
     table = Table(title=title, caption=f"normalized: mean over all runs; {ERROR_RULE}")
-    columns = ("task", "family", "agent", "runs", "errors", "flagged", "raw", "normalized", "note")
+    columns = (
+        "task",
+        "family",
+        "agent",
+        "runs",
+        "errors",
+        "flagged",
+        "raw (scored)",
+        "normalized",
+        "note",
+    )
     for column in columns:
         table.add_column(
             column,
