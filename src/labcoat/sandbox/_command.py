@@ -72,7 +72,6 @@ ETC_FILES = (
     "services",
     "os-release",
     "debian_version",
-    "profile",
     "bash.bashrc",
     "inputrc",
     "magic",
@@ -213,7 +212,7 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
             args += ["--symlink", os.readlink(host), host]
         elif os.path.exists(host):
             args += ["--ro-bind", host, host]
-    for name in ("passwd", "group", "hosts", "hostname"):
+    for name in ("passwd", "group", "hosts", "hostname", "profile"):
         args += ["--ro-bind", str(dirs.etc / name), f"/etc/{name}"]
     return args
 

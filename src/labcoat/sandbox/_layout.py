@@ -82,6 +82,12 @@ def _write_identity_files(dirs: SampleDirs) -> None:
     (dirs.etc / "group").write_text(f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n")
     (dirs.etc / "hosts").write_text("127.0.0.1\tlocalhost labcoat\n::1\tlocalhost\n")
     (dirs.etc / "hostname").write_text("labcoat\n")
+    # a login shell (`bash -l`) keeps the sandbox's environment: the host's /etc/profile
+    # would reset PATH and hide the task's Python environment
+    (dirs.etc / "profile").write_text(
+        "# labcoat: the sandbox's environment (PATH, the task's venv) is set by the harness\n"
+        "umask 022\n"
+    )
 
 
 def chown_tree(path: Path, uid: int, gid: int) -> None:
