@@ -79,3 +79,22 @@ async def test_no_quota_when_asked(make_session) -> None:
     s = await make_session(disk_mb=None)
     assert s.disk_mechanism == "none"
     assert (await s.exec(["sh", "-c", "echo x > /tmp/x"])).success
+
+
+async def test_the_watcher_stops_commands_without_cgroups(make_session, monkeypatch) -> None:
+    """Without a cgroup the sample's processes are found through bwrap's process tree."""
+    monkeypatch.setenv("LABCOAT_SANDBOX_DISK", "watch")
+    monkeypatch.setenv("LABCOAT_SANDBOX_CGROUPS", "0")
+    s = await make_session(disk_mb=64)
+    assert s.cgroup is None
+    script = (
+        "(for i in $(seq 1 100); do dd if=/dev/zero of=/tmp/bg$i bs=1M count=4 status=none; done) & "
+        "for i in $(seq 1 100); do dd if=/dev/zero of=/tmp/f$i bs=1M count=4 status=none; done; "
+        "echo finished"
+    )
+    result = await s.exec(["sh", "-c", script], timeout=300)
+    assert "finished" not in result.stdout and "disk quota" in result.stderr
+    assert s.disk.used_bytes() <= 64 * MiB + WATCH_SLACK
+    # the exec servers survived: the sandbox still runs commands
+    assert (await s.exec(["rm", "-rf", "/tmp"], timeout=60)).returncode in (0, 1)
+    assert (await s.exec(["echo", "alive"])).stdout.strip() == "alive"

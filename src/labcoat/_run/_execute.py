@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,7 @@ from labcoat._run._tasks import build_tasks
 from labcoat.families import TaskEntry
 
 NO_MODEL = "none/none"
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -81,6 +83,9 @@ def run_entries(
         from labcoat.integrity import inspect_logs
 
         locations = [log.location for log in logs if log.location]
-        inspect_logs(locations)  # findings go into the logs; the tables read them back
+        try:  # findings go into the logs; the tables read them back
+            inspect_logs(locations)
+        except Exception as ex:  # the runs are recorded: never lose them to the inspection
+            logger.warning("integrity inspection failed (%s); run `labcoat inspect` later", ex)
         logs = [read_eval_log(location, header_only=True) for location in locations]
     return success and not broken, collect_results(logs) + not_run

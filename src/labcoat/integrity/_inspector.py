@@ -14,7 +14,7 @@ one `inspect: ...` line per flagging finding to `integrity_flags`; a run without
 score gets the same keys in its sample metadata. The log's metadata records the
 inspection (`labcoat_inspect`) and the tag `integrity-flagged` marks a log with flagged
 runs. Inspecting again replaces what the last inspection wrote and keeps the grader's
-own flags.
+own flags; a log whose findings did not change is not rewritten.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ async def inspect_log(
         runs.append(run)
         if write:
             changed |= _write_findings(log, sample, findings)
-    if write:
+    if write and (changed or INSPECT_KEY not in (log.metadata or {})):
         flagged = sum(r.flagged for r in runs)
         record = {
             "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

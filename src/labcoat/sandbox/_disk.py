@@ -9,8 +9,9 @@ quota covers them together. Two mechanisms, chosen by `LABCOAT_SANDBOX_DISK`:
   written, and deleted files are given back to the host (`discard`).
 - `watch` (anyone): the folder is a plain directory; a watcher measures it (allocated
   blocks, hard links once) and, when it is over the quota, stops every process of the
-  sample but its exec servers, and again at each check while it stays over. Commands
-  also get RLIMIT_FSIZE no larger than the quota, so no single file outgrows it.
+  sample but its exec servers, and again whenever usage grows while over it (commands
+  that delete files can run). Commands also get RLIMIT_FSIZE no larger than the quota,
+  so no single file outgrows it.
   Overshoot is bounded by what a sample writes between two checks.
 
 `auto` (the default) takes `loop` when it works here and `watch` otherwise; `off` turns
@@ -42,6 +43,7 @@ _EXT4_SPARE_MB = 8
 _BYTES_PER_INODE = 16384
 _WATCH_MIN_INTERVAL = 0.25
 _WATCH_MAX_INTERVAL = 5.0
+_WATCH_GROWTH = 1024 * 1024
 _loop_broken: str | None = None
 """Why loop images failed on this machine (remembered: the next samples go to watch)."""
 
@@ -116,6 +118,7 @@ class SampleDisk:
 
     def _watch(self, on_exceeded: Callable[[int], None]) -> None:
         interval = _WATCH_MIN_INTERVAL
+        floor: int | None = None  # usage at the last stop, lowered as files are deleted
         while not self._stop.wait(interval):
             started = time.monotonic()
             used = allocated_bytes(self.path)
@@ -123,10 +126,18 @@ class SampleDisk:
             took = time.monotonic() - started
             # a big tree costs time to walk: check less often rather than burn a core
             interval = min(_WATCH_MAX_INTERVAL, max(_WATCH_MIN_INTERVAL, 10 * took))
-            if self.limit_bytes is not None and used > self.limit_bytes:
+            if self.limit_bytes is None or used <= self.limit_bytes:
+                floor = None
+                continue
+            # over the quota: stop the sample's processes, and again only while usage
+            # still grows, so that commands that clean up can run
+            if floor is None or used > floor + _WATCH_GROWTH:
                 self.exceeded.append({"time": time.time(), "used": used, "limit": self.limit_bytes})
                 with contextlib.suppress(Exception):
                     on_exceeded(used)
+                floor = max(used, allocated_bytes(self.path))  # what landed before the stop
+            else:
+                floor = min(floor, used)
 
     def exceeded_since(self, moment: float) -> dict | None:
         return next((e for e in reversed(self.exceeded) if e["time"] >= moment), None)

@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import tempfile
+import threading
 import time
 from base64 import b64decode, b64encode
 from pathlib import Path
@@ -77,6 +78,15 @@ _ERRORS: dict[str, type[Exception]] = {
 }
 
 
+def _alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie (a zombie is dead, only unreaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] != "Z"
+
+
 def bwrap_path() -> str:
     """The bwrap executable, or a one-line error saying how to install it."""
     found = shutil.which("bwrap")
@@ -112,6 +122,7 @@ class BwrapSession:
         self._proxy: FilteringProxy | None = None
         self._job_owner: dict[int, User] = {}
         self._start_lock = anyio.Lock()
+        self._stopping = threading.Lock()
         self._infrastructure: set[int] = set()
         """Host pids of bwrap and the exec servers: what a disk-quota stop spares."""
         self.network_seen = 0
@@ -190,14 +201,15 @@ class BwrapSession:
             self.dirs.root.name,
             used // (1024 * 1024),
         )
-        for _ in range(20):  # repeat: processes may fork between the scan and the kill
-            doomed = self._sandbox_pids() - self._infrastructure
-            if not doomed:
-                return
-            for pid in doomed:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.02)
+        with self._stopping:  # no new command starts meanwhile (exec waits)
+            for _ in range(20):  # repeat: processes may fork between the scan and the kill
+                doomed = {p for p in self._sandbox_pids() - self._infrastructure if _alive(p)}
+                if not doomed:
+                    return
+                for pid in doomed:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.02)
 
     async def start(self) -> None:
         async with self._start_lock:
@@ -413,6 +425,8 @@ class BwrapSession:
             "input": None if data is None else b64encode(data).decode(),
             "timeout": effective,
         }
+        while self._stopping.locked():  # the disk watcher is stopping the sample's commands
+            await anyio.sleep(0.01)
         async with machine.shared():
             with anyio.fail_after(None if effective is None else effective + SERVER_GRACE):
                 reply = await self._request("exec", run_as, **request)
