@@ -9,6 +9,7 @@ on `canonical_url` does not. The canonical form is for matching only, never for 
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import posixpath
 import re
@@ -109,6 +110,7 @@ def _clean_path(path: str) -> str:
     return out.rstrip("/") if out != "/" else ""
 
 
+@functools.lru_cache(maxsize=8192)
 def canonical_url(url: str) -> CanonicalUrl:
     """The canonical form of a URL, or of a scheme-less `host/path` blocklist entry."""
     text = _CONTROL.sub("", url).replace("\\", "/")
