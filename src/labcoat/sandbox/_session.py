@@ -151,7 +151,11 @@ class BwrapSession:
         cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
         session = cls(config, dirs, environment, cgroup)
         try:
-            session.disk = await anyio.to_thread.run_sync(create_disk, dirs.root, config.disk_mb)
+            # shielded: a mount made by a thread we stopped waiting for would outlive us
+            with anyio.CancelScope(shield=True):
+                session.disk = await anyio.to_thread.run_sync(
+                    create_disk, dirs.root, config.disk_mb
+                )
             prepare_dirs(dirs, config, session.privileged)
             if proxied_network(config):
                 session._proxy = FilteringProxy(
@@ -341,12 +345,18 @@ class BwrapSession:
         if self.cgroup is not None:
             await anyio.to_thread.run_sync(self.cgroup.remove)
         keep = keep_dirs or os.environ.get("LABCOAT_KEEP_SANDBOXES") == "1"
-        if self.disk is not None:
-            await anyio.to_thread.run_sync(lambda: self.disk.release(keep=keep))
-        if not keep:
-            await anyio.to_thread.run_sync(
-                lambda: shutil.rmtree(self.dirs.root, ignore_errors=True)
-            )
+
+        def clean_up() -> None:
+            if self.disk is not None:
+                self.disk.release(keep=keep)  # unmounts an image: before removing
+            if not keep:
+                shutil.rmtree(self.dirs.root, ignore_errors=True)
+
+        try:
+            await anyio.to_thread.run_sync(clean_up)
+        except BaseException:  # interrupted (the event loop is ending): finish here, now
+            clean_up()
+            raise
 
     # --- requests ----------------------------------------------------------------------
 
