@@ -202,3 +202,27 @@ def test_clean_or_unparseable_reviews_do_not_flag(
     assert run.flagged is flagged
     if answer.startswith("Ignore"):
         assert [f.detector for f in run.findings] == ["llm"] and not run.findings[0].flag
+
+
+def test_inspecting_leaves_asyncio_as_it_was(tmp_path: Path) -> None:
+    """Inspect's sync log I/O inside a running loop would patch asyncio (nest_asyncio):
+    asyncio.run would then no longer cancel what is left when it ends."""
+    import asyncio
+
+    _run(tmp_path, CHEAT)
+    inspect_logs([tmp_path])
+    cancelled = []
+
+    async def lingering() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    async def main() -> None:
+        asyncio.get_running_loop().create_task(lingering())
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert cancelled == [True]

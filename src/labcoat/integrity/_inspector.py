@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 from inspect_ai.log import (
     EvalLog,
     EvalSample,
@@ -187,8 +188,12 @@ def _write_findings(log: EvalLog, sample: EvalSample, findings: list[Finding]) -
 async def inspect_log(
     location: str, *, model: Any = None, write: bool = True
 ) -> tuple[list[RunFindings], bool]:
-    """Inspect one log; (each run's findings, whether the log was rewritten)."""
-    log = read_eval_log(location)
+    """Inspect one log; (each run's findings, whether the log was rewritten).
+
+    Inspect's log I/O runs in a worker thread: called from inside a running event loop it
+    would switch on nest_asyncio for the whole process (and change asyncio.run for good).
+    """
+    log = await anyio.to_thread.run_sync(read_eval_log, location)
     family = _family(log)
     agent = str(log.eval.task_args.get("agent") or (log.eval.metadata or {}).get("agent") or "")
     runs, changed = [], False
@@ -222,7 +227,7 @@ async def inspect_log(
         log = edit_eval_log(
             log, [MetadataEdit(metadata_set={INSPECT_KEY: record}), tags], provenance
         )
-        write_eval_log(log, location)
+        await anyio.to_thread.run_sync(write_eval_log, log, location)
         changed = True
     return runs, changed
 
