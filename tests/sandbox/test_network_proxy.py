@@ -39,7 +39,8 @@ def web(monkeypatch: pytest.MonkeyPatch):
 
     server = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("LABCOAT_PROXY_ALLOW_LOOPBACK", "1")
+    # the one non-public address the proxy may reach in these tests
+    monkeypatch.setenv("LABCOAT_PROXY_ALLOW", f"127.0.0.2:{server.server_address[1]}")
     yield f"http://127.0.0.2:{server.server_address[1]}"
     server.shutdown()
 
@@ -81,8 +82,82 @@ async def test_the_proxy_cannot_be_bypassed(make_session, web: str) -> None:
 
 
 async def test_the_hosts_own_addresses_are_off_limits(make_session, web: str, monkeypatch) -> None:
-    monkeypatch.setenv("LABCOAT_PROXY_ALLOW_LOOPBACK", "0")
+    monkeypatch.delenv("LABCOAT_PROXY_ALLOW")
     s = await make_session(network=True)
     result = await s.exec(["python3", "-c", FETCH, f"{web}/secret-admin"], timeout=60)
     assert result.stdout.startswith("HTTP 403")
     assert s.network_log()[0]["outcome"] == "refused"
+
+
+SPELLINGS = [
+    "127.0.0.1",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "2130706433",
+    "0x7f000001",
+    "0177.0.0.1",
+    "127.1",
+    "localhost",
+    "[::1]",
+]
+
+RAW = """
+import socket, sys
+def ask(request):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(request.encode())
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    return data.decode(errors="replace").split("\\r\\n")[0]
+port = sys.argv[1]
+for host in sys.argv[2:]:
+    print(host, "GET", ask(f"GET http://{host}:{port}/secret HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"))
+    print(host, "CONNECT", ask(f"CONNECT {host}:{port} HTTP/1.1\\r\\n\\r\\n"))
+print("origin-form", ask("GET /secret HTTP/1.1\\r\\nHost: 127.0.0.1:" + port + "\\r\\n\\r\\n"))
+"""
+
+
+async def test_no_spelling_of_the_hosts_loopback_gets_through(make_session, web: str) -> None:
+    hits: list[str] = []
+
+    class Secret(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    secret = ThreadingHTTPServer(("127.0.0.1", 0), Secret)
+    threading.Thread(target=secret.serve_forever, daemon=True).start()
+    try:
+        s = await make_session(network=True)
+        port = str(secret.server_address[1])
+        result = await s.exec(["python3", "-c", RAW, port, *SPELLINGS], timeout=120)
+        lines = result.stdout.splitlines()
+        assert len(lines) == 2 * len(SPELLINGS) + 1, result.stderr
+        assert all(" 403 " in line or " 400 " in line for line in lines), lines
+        assert hits == []
+        assert {e["outcome"] for e in s.network_log()} == {"refused"}
+    finally:
+        secret.shutdown()
+
+
+async def test_one_request_per_connection_and_the_urls_own_host(make_session, web: str) -> None:
+    """A second request on a kept-alive connection, or another Host header, is not sent."""
+    s = await make_session(network=True, blocklist={"urls": [f"{web}/blocked"]})
+    host = web.removeprefix("http://")
+    smuggle = (
+        "import socket\n"
+        "s = socket.create_connection(('127.0.0.1', 3128), timeout=10)\n"
+        f"s.sendall(b'GET {web}/ok HTTP/1.1\\r\\nHost: {host}\\r\\nConnection: keep-alive\\r\\n\\r\\n'\n"
+        f"         b'GET /blocked HTTP/1.1\\r\\nHost: {host}\\r\\n\\r\\n')\n"
+        "data = b''\n"
+        "while chunk := s.recv(65536):\n"
+        "    data += chunk\n"
+        "print(data.decode())\n"
+    )
+    result = await s.exec(["python3", "-c", smuggle], timeout=60)
+    assert "page /ok" in result.stdout and "/blocked" not in result.stdout

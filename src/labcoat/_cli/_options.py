@@ -47,6 +47,11 @@ def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Run every sample as a Ray task: on the cluster at ADDRESS (HOST:PORT, "
         "ray://HOST:PORT, auto), or a local Ray instance without one. See docs/scale.md.",
     )(fn)
+    fn = click.option(
+        "--no-inspect",
+        is_flag=True,
+        help="Skip the integrity inspection of the runs' logs (`labcoat inspect`) at the end.",
+    )(fn)
     return fn
 
 

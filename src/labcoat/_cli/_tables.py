@@ -8,6 +8,7 @@ from rich.table import Table
 
 from labcoat._run._results import TaskResult
 from labcoat._run._validate import Verdict
+from labcoat.families._score import ERROR_RULE
 
 
 def _fmt(value: float | None, se: float | None = None) -> str:
@@ -17,11 +18,22 @@ def _fmt(value: float | None, se: float | None = None) -> str:
 
 
 def print_results(results: list[TaskResult], title: str) -> None:
-    table = Table(title=title)
-    for column in ("task", "family", "agent", "runs", "errors", "raw", "normalized", "note"):
+    table = Table(title=title, caption=f"normalized: mean over all runs; {ERROR_RULE}")
+    columns = (
+        "task",
+        "family",
+        "agent",
+        "runs",
+        "errors",
+        "flagged",
+        "raw (scored)",
+        "normalized",
+        "note",
+    )
+    for column in columns:
         table.add_column(
             column,
-            justify="right" if column in ("runs", "errors") else "left",
+            justify="right" if column in ("runs", "errors", "flagged") else "left",
             overflow="fold",  # ids must stay whole: users copy them into --task
         )
     for r in results:
@@ -31,6 +43,7 @@ def print_results(results: list[TaskResult], title: str) -> None:
             escape(f"{r.agent} [{r.variant}]" if r.variant else r.agent),
             str(r.runs),
             str(r.errors),
+            f"[red]{len(r.flagged)}[/red]" if r.flagged else "0",
             _fmt(r.raw_mean),
             _fmt(r.normalized_mean, r.normalized_se),
             escape(_note(r)),  # reasons hold paths in brackets: not markup
@@ -85,23 +98,36 @@ def print_subtasks(results: list[TaskResult]) -> None:
     Console().print(summary)
 
 
+def flag_note(result: TaskResult) -> str:
+    """`FLAGGED: <first flag>` for a task with flagged runs, else ''."""
+    if not result.flagged:
+        return ""
+    first = next(iter(result.flagged.values()))[0]
+    more = len(result.flagged) - 1
+    return f"FLAGGED: {first}" + (f" (+{more} more run(s))" if more else "")
+
+
 def _note(result: TaskResult) -> str:
+    """Why a task's runs did not simply score (plain text: the table escapes it)."""
     if result.problem:
         return f"cannot be loaded: {result.problem}"
     if result.unavailable:
         return f"unavailable: {result.unavailable}"
-    notes = list(result.error_reasons[:2])
+    notes = [flag_note(result), *result.error_reasons[:2]]
     if result.manual:
         notes.insert(0, f"needs manual score ({result.manual} of {result.runs})")
-    if result.integrity_flags:
-        notes.append(
-            f"integrity flags in {len(result.integrity_flags)} run(s): {result.integrity_flags[0]}"
-        )
-    return "; ".join(notes)
+    return "; ".join(filter(None, notes))
+
+
+def _flag_mark(result: TaskResult | None) -> str:
+    return f" [red]⚑{len(result.flagged)}[/red]" if result is not None and result.flagged else ""
 
 
 def print_verdicts(verdicts: list[Verdict]) -> None:
-    table = Table(title="labcoat validate: oracle ≈ 1, noop ≈ 0")
+    table = Table(
+        title="labcoat validate: oracle ≈ 1, noop ≈ 0",
+        caption=f"means over all runs; {ERROR_RULE}; ⚑ flagged runs",
+    )
     for column in (
         "task",
         "family",
@@ -117,10 +143,12 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
         t = v.entry.thresholds
         oracle_rule = f"≥ {t.oracle_min}" if v.entry.has_oracle else "—"
         rule = f"{oracle_rule} / ≤ {t.noop_max}" + (f" ({t.reason})" if t.reason else "")
-        oracle = v.note or _fmt(v.oracle.normalized_mean if v.oracle else None)
+        oracle = escape(v.note or _fmt(v.oracle.normalized_mean if v.oracle else None))
+        oracle += _flag_mark(v.oracle)
         noop = _fmt(v.noop.normalized_mean if v.noop else None)
         if v.noop and v.noop.normalized_mean is None and v.noop.raw_mean is not None:
             noop = f"{_fmt(v.noop.raw_mean)} (raw)"
+        noop += _flag_mark(v.noop)
         if v.unavailable:
             result = f"[yellow]unavailable[/yellow]: {escape(v.unavailable)}"
         elif v.passed:
@@ -136,7 +164,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             escape(v.entry.id),
             escape(family),
             v.environment,
-            escape(oracle),
+            oracle,
             noop,
             weak,
             escape(rule),

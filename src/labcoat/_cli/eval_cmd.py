@@ -83,6 +83,7 @@ def command(
     max_samples: int | None,
     ray_address: str | None,
     secrets_file: str | None,
+    no_inspect: bool,
     time_limit: int | None,
     working_limit: int | None,
     token_limit: int | None,
@@ -110,6 +111,7 @@ def command(
         epochs=epochs,
         log_dir=log_dir or default_log_dir("eval", target),
         max_samples=max_samples,
+        inspect=not no_inspect,
         limits={
             "time": time_limit,
             "working": working_limit,

@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "labcoat._cli.researchcodebench_cmd",
     "labcoat._cli.judge_eval_cmd",
     "labcoat._cli.report_cmd",
+    "labcoat._cli.inspect_cmd",
 ]
 
 

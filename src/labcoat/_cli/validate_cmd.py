@@ -32,6 +32,7 @@ def command(
     max_samples: int | None,
     ray_address: str | None,
     secrets_file: str | None,
+    no_inspect: bool,
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
@@ -44,6 +45,7 @@ def command(
         sandbox=sandbox,
         log_dir=log_dir or f"{default_log_dir('validate', target)}-{stamp}",
         max_samples=max_samples,
+        inspect=not no_inspect,
         display="none" if as_json else None,
         ray=ray_address_of(ray_address),
         task_args=task_args,

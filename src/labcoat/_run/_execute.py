@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,11 +10,13 @@ from inspect_ai import eval_set
 
 from labcoat._errors import LabcoatError
 from labcoat._run._costs import load_prices, register_prices, require_price
-from labcoat._run._results import TaskResult, collect_results
+from labcoat._run._inspected import inspected_results
+from labcoat._run._results import TaskResult
 from labcoat._run._tasks import build_tasks
 from labcoat.families import TaskEntry
 
 NO_MODEL = "none/none"
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -37,6 +40,8 @@ class RunOptions:
     """Run on Ray: `local` (a local instance) or a cluster's address (docs/scale.md)."""
     max_connections: int | None = None
     """Connections to each model at once (with `ray`: across the whole cluster)."""
+    inspect: bool = True
+    """Run `labcoat inspect`'s rule-based detectors on the logs before the tables are made."""
 
 
 def run_entries(
@@ -87,4 +92,4 @@ def run_entries(
         attempt_timeout=options.model_timeout,
         **limits,
     )
-    return success and not broken, collect_results(logs) + not_run
+    return success and not broken, inspected_results(logs, options.inspect) + not_run

@@ -1,4 +1,10 @@
-"""Per-task figures read back from the .eval logs (the logs are the record)."""
+"""Per-task figures read back from the .eval logs (the logs are the record).
+
+Means follow the one rule every labcoat table uses (`labcoat.families._score`): an
+errored run counts as 0 normalized, and the errors column says how many there were.
+Flagged runs (integrity flags from a grader or from `labcoat inspect`) keep their score
+and are listed.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from dataclasses import dataclass, field
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from labcoat.families._score import NORMALIZED, RAW, WEIGHT
+from labcoat.families._score import ERROR_RULE, NORMALIZED, RAW, WEIGHT, mean_over_runs, run_flags
 
 
 @dataclass
@@ -19,7 +25,8 @@ class TaskResult:
     family: str
     agent: str
     raw: list[float] = field(default_factory=list)
-    normalized: list[float] = field(default_factory=list)
+    normalized: list[float | None] = field(default_factory=list)
+    """Each run's normalized score; None for an errored run (it counts as 0 in the mean)."""
     weights: list[float] = field(default_factory=list)
     """Weight of each normalized value (ResearchCodeBench weighs snippets by lines)."""
     errors: int = 0
@@ -52,10 +59,8 @@ class TaskResult:
     """Changes made to install the task's environment here (scores' `environment_notes`)."""
     manual: int = 0
     """Runs whose task returned no score: a person must score them (left out of means)."""
-    integrity_flags: list[str] = field(default_factory=list)
-    """The first integrity flag of each flagged run (score metadata `integrity_flags`):
-    scoring the solution broke (the run counts with the worst valid score) or the agent
-    changed what the grader uses."""
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+    """Runs with integrity flags: sample (and epoch) -> the flags."""
 
     @property
     def unavailable(self) -> str | None:
@@ -73,16 +78,17 @@ class TaskResult:
 
     @property
     def normalized_mean(self) -> float | None:
-        pairs = [
-            (v, w) for v, w in zip(self.normalized, self.weights, strict=True) if math.isfinite(v)
-        ]
-        total = sum(w for _, w in pairs)
-        return sum(v * w for v, w in pairs) / total if total > 0 else None
+        """The mean over all runs, errored ones as 0 (None when the task did not start
+        here, or has no normalized scale)."""
+        if self.unavailable:
+            return None
+        return mean_over_runs(self.normalized, self.weights)
 
     @property
     def normalized_se(self) -> float | None:
-        finite = [v for v in self.normalized if math.isfinite(v)]
-        if len(finite) < 2:
+        counted = [0.0 if v is None else v for v in self.normalized]
+        finite = [v for v in counted if math.isfinite(v)]
+        if len(finite) < 2 or self.unavailable:
             return None
         return statistics.stdev(finite) / math.sqrt(len(finite))
 
@@ -109,7 +115,8 @@ class TaskResult:
             "weak_tests": self.weak_tests,
             "environment_notes": self.environment_notes,
             "needs_manual_score": self.manual,
-            "integrity_flags": self.integrity_flags,
+            "flagged": self.flagged,
+            "error_rule": ERROR_RULE,
         }
 
 
@@ -152,6 +159,13 @@ def _add_components(result: TaskResult, value: dict, metadata: dict) -> None:
         )
 
 
+def _error_weight(sample: object, family: str) -> float:
+    """An errored sample's weight in its task's mean: what its metadata says, else 1."""
+    meta = getattr(sample, "metadata", None) or {}
+    value = (meta.get(family) or {}).get("weight") if isinstance(meta.get(family), dict) else None
+    return float(value) if isinstance(value, int | float) and value > 0 else 1.0
+
+
 def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
     """One TaskResult per (task id, agent); errored samples are counted, not dropped."""
     results: dict[tuple[str, str, str], TaskResult] = {}
@@ -165,9 +179,14 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             key = (task_id, agent, variant)
             result = results.setdefault(key, TaskResult(task_id, family, agent, variant=variant))
             result.runs += 1
+            flags = run_flags(sample)
+            if flags:
+                result.flagged[f"{sample.id}#{sample.epoch}"] = flags
             score = next(iter((sample.scores or {}).values()), None)
             if sample.error is not None or score is None or not isinstance(score.value, dict):
                 result.errors += 1
+                result.normalized.append(None)
+                result.weights.append(_error_weight(sample, family))
                 reason = error_reason(sample.error.message if sample.error else None)
                 if reason not in result.error_reasons:
                     result.error_reasons.append(reason)
@@ -180,15 +199,13 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
                     result.environment_notes.append(str(note))
             if (score.metadata or {}).get("manual_scoring"):
                 result.manual += 1
-            flags = (score.metadata or {}).get("integrity_flags") or []
-            if flags:
-                result.integrity_flags.append(str(flags[0]))
             raw, normalized = score.value.get(RAW), score.value.get(NORMALIZED)
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))
-            if isinstance(normalized, int | float):
-                result.normalized.append(float(normalized))
-                result.weights.append(float(score.value.get(WEIGHT, 1.0)))
+            # a scored run without a normalized value (no scale) is listed, not counted
+            known = isinstance(normalized, int | float)
+            result.normalized.append(float(normalized) if known else math.nan)
+            result.weights.append(float(score.value.get(WEIGHT, 1.0)))
     grouped: dict[str, list[TaskResult]] = defaultdict(list)
     for result in results.values():
         grouped[result.task_id].append(result)

@@ -73,6 +73,9 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
         value = result.raw_mean  # a task without normalization: nothing done must read 0
     if value is None:
         problems.append(f"{agent}: no normalized score")
+    if result.flagged:  # an oracle or noop run is honest by construction: a false flag
+        sample, flags = next(iter(result.flagged.items()))
+        problems.append(f"{agent}: {len(result.flagged)} run(s) flagged ({sample}: {flags[0]})")
     return value, problems
 
 

@@ -19,6 +19,7 @@ LOGS = [
     "samples",
     "superseded_by",
     "error",
+    "inspected",
 ]
 
 _RUN_ID = [
@@ -38,6 +39,8 @@ _RUN_ID = [
 _FIGURES = [
     "status",
     "error",
+    "flagged",
+    "integrity_flags",
     "limit",
     "stopped_by",
     "raw",

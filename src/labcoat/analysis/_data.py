@@ -15,6 +15,7 @@ import pandas as pd
 from labcoat.analysis import _columns as cols
 from labcoat.analysis._family import Row
 from labcoat.analysis._links import view_link
+from labcoat.families._score import mean_over_runs
 
 if TYPE_CHECKING:
     from labcoat.analysis._human import HumanRuns
@@ -107,8 +108,15 @@ def _nan(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
+def _scored_value(sample: Row) -> float:
+    """A scored sample's normalized value; NaN when its task has no normalized scale."""
+    value = sample.get("normalized")
+    return math.nan if value is None else float(value)
+
+
 def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
-    """One run from its samples; errored samples count 0 with their weight."""
+    """One run from its samples; errored samples count 0 with their weight (the error
+    rule of every table, `labcoat.families._score.mean_over_runs`)."""
     head = samples[0]
     row: Row = {k: head.get(k) for k in _FIRST}
     for key in _FIRST_SET:
@@ -128,17 +136,18 @@ def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
         row["raw"] = row["normalized"] = None
     else:
         weights = [1.0 if s.get("weight") is None else float(s["weight"]) for s in samples]
-        # errored samples count 0; a sample to be scored by hand counts nothing yet
+        # errored samples count 0; a sample to be scored by hand counts nothing yet (NaN)
         values = [
-            None if s["status"] == MANUAL else s.get("normalized") if s["status"] == OK else 0.0
+            math.nan if s["status"] == MANUAL else _scored_value(s) if s["status"] == OK else None
             for s in samples
         ]
-        pairs = [(v, w) for v, w in zip(values, weights, strict=True) if v is not None]
-        total = sum(w for _, w in pairs)
-        row["normalized"] = sum(v * w for v, w in pairs) / total if total > 0 else None
+        row["normalized"] = mean_over_runs(values, weights)
         row["raw"] = head.get("raw") if len(samples) == 1 else _mean([s.get("raw") for s in scored])
     for key in ("completion_rate", "improvement"):
         row[key] = _mean([s.get(key) for s in scored])
+    flags = [f for s in samples for f in (s.get("integrity_flags") or "").split("; ") if f]
+    row["flagged"] = bool(flags)
+    row["integrity_flags"] = "; ".join(dict.fromkeys(flags)) or None
     improved = [s.get("improved") for s in scored if s.get("improved") is not None]
     row["improved"] = all(improved) if improved else None
     single = len(samples) == 1

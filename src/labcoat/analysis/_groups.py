@@ -7,9 +7,13 @@ from typing import Literal
 
 import pandas as pd
 
+from labcoat.families._score import ERROR_SCORE
+
 ErrorsAs = Literal["zero", "drop"]
-"""`zero`: an errored run scores 0 (the starting point), as RE-Bench counts an invalid
-run; `drop`: it is left out of the figure. Either way the `errors` column counts it."""
+"""`zero` (labcoat's rule for every table, `labcoat.families._score.ERROR_SCORE`): an
+errored run scores 0, the starting point, as RE-Bench counts an invalid run; `drop`: it
+is left out of the figure (an explicit choice for a what-if). Either way the `errors`
+column counts it."""
 
 TASK_KEYS = ["family", "task_id", "label"]
 
@@ -20,7 +24,7 @@ def run_scores(runs: pd.DataFrame, errors_as: ErrorsAs = "zero") -> pd.Series:
         raise ValueError(f"errors_as must be 'zero' or 'drop', got {errors_as!r}")
     scores = pd.to_numeric(runs["normalized"], errors="coerce")
     if errors_as == "zero":
-        scores = scores.where(runs["status"] != "error", 0.0)
+        scores = scores.where(runs["status"] != "error", ERROR_SCORE)
     return scores
 
 

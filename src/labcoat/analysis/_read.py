@@ -8,6 +8,7 @@ does not (the eval stopped early) become errored runs, so they are counted.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,6 +21,7 @@ from labcoat.analysis._families import family_for
 from labcoat.analysis._family import Row, label_of
 from labcoat.analysis._family_researchcodebench import with_paper
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
+from labcoat.families._score import INSPECT_KEY
 
 Progress = Callable[[str, int, int], None]
 """Called as progress(stage, done, total) while reading: stages `headers`, `samples`."""
@@ -87,6 +89,15 @@ def context(log: EvalLog, location: str, name: str) -> LogContext:
     )
 
 
+def _inspected(log: EvalLog) -> str | None:
+    """When `labcoat inspect` last read this log (None: never)."""
+    with contextlib.suppress(Exception):
+        record = (log.metadata or {}).get(INSPECT_KEY)
+        if isinstance(record, dict):
+            return str(record.get("time"))
+    return None
+
+
 def _log_row(log: EvalLog, ctx: LogContext) -> Row:
     return {
         "log": ctx.location,
@@ -104,6 +115,7 @@ def _log_row(log: EvalLog, ctx: LogContext) -> Row:
         "label": ctx.label,
         "samples": 0,
         "superseded_by": None,
+        "inspected": _inspected(log),
         "error": log.error.message.strip().splitlines()[0][:300]
         if log.error and log.error.message
         else None,

@@ -11,7 +11,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from labcoat.analysis._family import Family, Row, num
-from labcoat.families._score import NORMALIZED, RAW, WEIGHT
+from labcoat.families._score import NORMALIZED, RAW, WEIGHT, run_flags
 
 STEPS_KEY = "labcoat:steps"
 STOP_KEY = "labcoat:stopped_by"
@@ -197,6 +197,7 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
             }
         )
 
+    flags = run_flags(sample)
     row: Row = {
         **ids,
         "log": ctx.location,
@@ -210,6 +211,8 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "weight": weight,
         "status": _status(ok, score),
         "error": error if error or ok else "no score",
+        "flagged": bool(flags),
+        "integrity_flags": "; ".join(flags) or None,
         "limit": sample.limit.type if sample.limit is not None else None,
         "stopped_by": stopped_by(sample, store),
         "raw": raw,

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.scorer import Score
@@ -43,3 +45,60 @@ def raw_of(score: Score | None) -> float | None:
         return None
     value = score.value.get(RAW)
     return float(value) if isinstance(value, int | float) else None
+
+
+# --- one rule for errors, one place for integrity flags (every table uses these) -------
+
+ERROR_SCORE = 0.0
+"""What a run without a valid score counts as in every mean: 0 normalized, the starting
+point. An error never raises a mean; the tables show how many runs errored beside it."""
+
+ERROR_RULE = (
+    "errored runs (no valid score) count as 0 normalized in the mean; the errors column counts them"
+)
+
+INTEGRITY_FLAGS = "integrity_flags"
+"""Score (or, for a run without a score, sample) metadata key: one-line strings saying
+why a run is suspect. A flagged run keeps its score and is marked in every table."""
+
+
+INSPECT_KEY = "labcoat_inspect"
+"""Log metadata key `labcoat inspect` writes: when it read the log, what it found."""
+
+
+def mean_over_runs(
+    values: Sequence[float | None], weights: Sequence[float] | None = None
+) -> float | None:
+    """The weighted mean of runs' normalized scores under the error rule.
+
+    None stands for an errored run and counts as `ERROR_SCORE`; NaN (a run of a task
+    without a normalized scale) is left out. None when no run has a normalized value.
+    """
+    weights = list(weights) if weights is not None else [1.0] * len(values)
+    scored = [v for v in values if v is not None]
+    if not values or (scored and not any(math.isfinite(v) for v in scored)):
+        return None  # nothing ran, or the task has no normalized scale
+    pairs = [
+        (ERROR_SCORE if v is None else v, w)
+        for v, w in zip(values, weights, strict=True)
+        if v is None or math.isfinite(v)
+    ]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total > 0 else None
+
+
+def flags_of(metadata: dict[str, Any] | None) -> list[str]:
+    """The integrity flags in a score's (or sample's) metadata."""
+    raw = (metadata or {}).get(INTEGRITY_FLAGS) or []
+    if isinstance(raw, str):
+        return [raw]
+    return [str(f) for f in raw if f] if isinstance(raw, list | tuple) else []
+
+
+def run_flags(sample: Any) -> list[str]:
+    """Every integrity flag of one run (an Inspect `EvalSample`): its scores' and its own."""
+    found: list[str] = []
+    for score in (getattr(sample, "scores", None) or {}).values():
+        found += flags_of(score.metadata)
+    found += flags_of(getattr(sample, "metadata", None))
+    return list(dict.fromkeys(found))

@@ -17,6 +17,12 @@ class Resources(StrictModel):
     cpus: float = Field(default=1, gt=0)
     memory_gb: float = Field(default=4, gt=0)
     gpus: int = Field(default=0, ge=0)
+    disk_gb: float = Field(default=16, gt=0)
+    """Quota on everything the agent can write (workspace, /tmp, home) together."""
+
+    @property
+    def disk_mb(self) -> int:
+        return max(1, int(self.disk_gb * 1024))
 
 
 class ValidationSpec(StrictModel):

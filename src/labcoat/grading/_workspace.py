@@ -14,7 +14,7 @@ import anyio
 from inspect_ai.util import sandbox
 
 from labcoat._errors import LabcoatError
-from labcoat.sandbox import current_bwrap_session
+from labcoat.sandbox import current_bwrap_session, record_sandbox_events
 
 SNAPSHOT_TAR = "/tmp/.labcoat-workspace.tar"
 
@@ -23,7 +23,9 @@ async def stop_agent_processes() -> None:
     """End everything the agent left running, so grading sees a settled workspace."""
     session = current_bwrap_session()
     if session is not None:
+        record_sandbox_events(session)
         await session.stop()  # files stay; a later exec starts a fresh sandbox
+        record_sandbox_events(session)  # what ran until the last moment
     else:  # other providers, best effort: every process this user may signal but itself
         await sandbox().exec(["sh", "-c", "kill -9 -1 2>/dev/null; true"])
 

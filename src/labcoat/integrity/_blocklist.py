@@ -4,10 +4,13 @@ agent's web search and the transcript scan.
 
 Upstream's file has two lists: `urls` (host and path, no scheme, e.g.
 `arxiv.org/abs/2501.13198`) and `patterns` (shell-style globs such as `*2501.13198*`).
-A URL is blocked when, ignoring scheme, `www.` and case,
-- its host is an entry's host or a subdomain of it and its path starts with the entry's
-  path (so `arxiv.org/abs/X` also blocks `export.arxiv.org/abs/Xv2`), or
-- it matches a pattern.
+A URL is blocked when, in canonical form (`labcoat.integrity.canonical_url`: scheme,
+`www.`, case, percent-encoding, trailing dots, IDNA, default ports and dot segments make
+no difference),
+- its host is an entry's host or a subdomain of it, its port the entry's (when the entry
+  names one), and its path starts with the entry's path (so `arxiv.org/abs/X` also
+  blocks `export.arxiv.org/abs/Xv2` and `ARXIV.org./abs/X%2E`), or
+- it matches a pattern (against `host/path` in canonical form, or the decoded URL).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from labcoat._util.yaml_file import load_model
+from labcoat.integrity._urls import canonical_url, decode
 
 
 class Blocklist(BaseModel):
@@ -59,17 +63,18 @@ class Blocklist(BaseModel):
 
     def rule_for(self, url: str) -> str | None:
         """The entry or pattern that blocks `url`, or None."""
-        host, path = _split(url)
-        if not host:
+        target = canonical_url(url)
+        if not target.host:
             return None
         for entry in self.urls:
-            e_host, e_path = _split(entry)
-            if (host == e_host or host.endswith("." + e_host)) and path.startswith(e_path):
+            rule = canonical_url(entry)
+            host_matches = target.host == rule.host or target.host.endswith("." + rule.host)
+            if host_matches and target.same_port(rule) and target.path.startswith(rule.path):
                 return entry
-        bare = f"{host}{path}"
+        texts = (target.bare, decode(url).strip().lower())
         for pattern in self.patterns:
             p = pattern.lower()
-            if fnmatch.fnmatchcase(bare, p) or fnmatch.fnmatchcase(url.lower(), p):
+            if any(fnmatch.fnmatchcase(text, p) for text in texts):
                 return pattern
         return None
 
@@ -79,22 +84,12 @@ def load_blocklist(path: Path) -> Blocklist:
     return load_model(Blocklist, path) if path.is_file() else Blocklist()
 
 
-def _split(url: str) -> tuple[str, str]:
-    """(host, path) of a URL or a scheme-less entry, lower case, without `www.`."""
-    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url.strip().lower())
-    text = text.split("#", 1)[0]
-    host, sep, rest = text.partition("/")
-    host = host.rsplit("@", 1)[-1].split(":", 1)[0].removeprefix("www.")
-    path = sep + rest
-    return host, path.rstrip("/") if path != "/" else ""
-
-
 # URLs with a scheme; host/path without one; bare hosts only with a common TLD, since
 # names like `model.pt` or `train.py` look like hosts too.
 _COMMON_TLDS = "com|org|net|io|ai|edu|gov|dev|cc|co|me|info|app|xyz|site|page"
 _URL = re.compile(
     r"(?:\b[a-z][a-z0-9+.-]*://[^\s'\"<>`]+)"
-    r"|(?:\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}(?::\d+)?/[^\s'\"<>`]*)"
+    r"|(?:\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}\.?(?::\d+)?/[^\s'\"<>`]*)"
     rf"|(?:\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_COMMON_TLDS})\b)",
     re.IGNORECASE,
 )
@@ -103,6 +98,7 @@ _TRAILING = ".,;:!?)]}>*"
 
 def extract_urls(text: str) -> list[str]:
     found = []
+    text = text.replace("\\/", "/")  # JSON's escaped slashes
     for match in _URL.finditer(text):
         url = match.group(0).rstrip(_TRAILING)
         if url.lower().startswith(("file://", "mailto:")):

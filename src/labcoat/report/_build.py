@@ -25,6 +25,7 @@ Progress = Callable[[str, int, int], None]
 def _header(data: an.RunData, title: str) -> str:
     runs = data.runs
     errors = int((runs["status"] == "error").sum())
+    flagged = int(runs["flagged"].eq(True).sum())
     places = [unquote(r.removeprefix("file://")) for r in data.roots]  # local paths plainly
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     view = places[0] if len(places) == 1 else "LOGDIR"
@@ -32,7 +33,7 @@ def _header(data: an.RunData, title: str) -> str:
     return (
         f"<h1>{escape(title)}</h1>"
         f"<p>{len(data.logs)} logs · {len(runs)} runs · "
-        f"{errors} errored · built {when} from {escape(roots)}</p>"
+        f"{errors} errored · {flagged} flagged · built {when} from {escape(roots)}</p>"
         f"<p>Run links open in <code>inspect view --log-dir {escape(view)}</code> "
         "(start it first; it serves on port 7575).</p>"
     )
@@ -79,6 +80,7 @@ def build_report(
     steps += [
         lambda: behaviour(ctx),
         lambda: sec.costs(ctx, human_hourly_usd),
+        lambda: sec.integrity(ctx),
         lambda: sec.runs_table(ctx),
         lambda: sec.logs_table(ctx),
     ]
@@ -93,7 +95,7 @@ def build_report(
     nav += [
         (a, t) for a, t in (("behaviour", "Behaviour"), ("cost", "Cost")) if f'id="{a}"' in html
     ]
-    nav += [("runs", "Runs"), ("logs", "Logs")]
+    nav += [("integrity", "Integrity"), ("runs", "Runs"), ("logs", "Logs")]
     return page(title, _header(data, title), nav, sections)
 
 

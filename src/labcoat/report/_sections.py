@@ -31,6 +31,7 @@ def leaderboard(ctx: Context) -> str:
         ("tasks", "tasks"),
         ("runs", "runs"),
         ("errors", lambda r: bad_count(r["errors"])),
+        ("flagged", lambda r: bad_count(r["flagged"])),
         ("mean score ± SE", lambda r: pm(r["mean"], r["se"])),
         ("≥ reference", lambda r: pct(r["beat_reference_rate"])),
         ("improved", lambda r: pct(r["improved_rate"])),
@@ -40,7 +41,9 @@ def leaderboard(ctx: Context) -> str:
     note = (
         "<p class='note'>Mean over each family's tasks of the per-task mean normalized score "
         "(0 = starting point, 1 = reference); errored runs count as 0 and are counted in "
-        "<b>errors</b>. Scores compare within a family only.</p>"
+        "<b>errors</b>; runs with integrity flags keep their score and are counted in "
+        "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
+        "family only.</p>"
     )
     body = table(board, columns, table_id="leaderboard-table", numeric=("tasks", "runs"))
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
@@ -53,6 +56,7 @@ def task_table(ctx: Context, family: str) -> str:
         ("model / agent", lambda r: escape(str(r["label"]))),
         ("runs", "runs"),
         ("errors", lambda r: bad_count(r["errors"])),
+        ("flagged", lambda r: bad_count(r["flagged"])),
         ("mean ± SE", lambda r: pm(r["mean"], r["se"])),
         ("min", "min"),
         ("max", "max"),
@@ -134,6 +138,7 @@ def runs_table(ctx: Context) -> str:
         ("tool calls", lambda r: count(r["tool_calls"])),
         ("stopped by", lambda r: escape(stop_label(r["stopped_by"]))),
         ("error", lambda r: escape(_text(r["error"]))),
+        ("integrity", lambda r: _flag_cell(r)),
         ("inspect view", lambda r: link(r["link"], "open") if isinstance(r["link"], str) else ""),
     ]
     body = table(
@@ -141,13 +146,13 @@ def runs_table(ctx: Context) -> str:
         columns,
         table_id="runs-table",
         filter_box=True,
-        row_class=lambda r: str(r["status"]),
+        row_class=lambda r: str(r["status"]) + (" flagged" if r["flagged"] is True else ""),
         numeric=("score", "raw"),
     )
     note = (
         "<p class='note'>Every run, errored ones included (red: no score, counted as 0; "
-        "amber: some of its samples errored). <b>open</b> shows the run in <code>inspect "
-        "view</code>.</p>"
+        "amber: some of its samples errored; ⚑: flagged for integrity, its score kept). "
+        "<b>open</b> shows the run in <code>inspect view</code>.</p>"
     )
     return f'<section id="runs"><h2>Runs</h2>{note}{body}</section>'
 
@@ -174,6 +179,50 @@ def stop_label(value: object) -> str:
     """What ended a run, in words (`stopped_by` of the runs table)."""
     text = _text(value)
     return STOP_LABELS.get(text, text.replace("_", " "))
+
+
+def _view_cell(row: pd.Series) -> str:
+    return link(row["link"], "open") if isinstance(row["link"], str) else ""
+
+
+def _flag_cell(row: pd.Series) -> str:
+    if row["flagged"] is not True:
+        return ""
+    return f'<span class="bad">⚑</span> {escape(_text(row["integrity_flags"]))}'
+
+
+def integrity(ctx: Context) -> str:
+    """Every flagged run with its flags: what a grader or `labcoat inspect` found."""
+    runs = ctx.data.runs
+    flagged = runs[runs["flagged"].eq(True)]
+    inspected = "labcoat inspect" in " ".join(
+        ctx.data.logs.get("inspected", pd.Series()).astype(str)
+    )
+    if flagged.empty:
+        what = "by <code>labcoat inspect</code> or a grader" if inspected else "by a grader"
+        body = f"<p>No run was flagged {what}.</p>"
+    else:
+        columns = [
+            ("family", lambda r: escape(family_title(r["family"]))),
+            ("task", "task_id"),
+            ("model / agent", "label"),
+            ("run", lambda r: count(r["epoch"])),
+            ("score", "normalized"),
+            ("flags", lambda r: escape(_text(r["integrity_flags"]))),
+            (
+                "inspect view",
+                lambda r: link(r["link"], "open") if isinstance(r["link"], str) else "",
+            ),
+        ]
+        body = table(flagged, columns, table_id="integrity-table", numeric=("score",))
+    note = (
+        "<p class='note'>Integrity flags come from the graders (score metadata "
+        "<code>integrity_flags</code>) and from <code>labcoat inspect LOGDIR</code>, which "
+        "reads each run's transcript, workspace history and scoring record and writes its "
+        "findings, with evidence, into the log (a score edit that <code>inspect view</code> "
+        "shows). A flag asks for a person's review; the score is kept.</p>"
+    )
+    return f'<section id="integrity"><h2>Integrity</h2>{note}{body}</section>'
 
 
 def _text(value: object) -> str:

@@ -6,7 +6,13 @@ Use it in a task with `sandbox=("bwrap", BwrapConfig(...))`, or on the command l
 
 from labcoat.sandbox._command import privileged as has_separate_root
 from labcoat.sandbox._command import thread_environment
-from labcoat.sandbox._config import AGENT_HOME, DEFAULT_WORKDIR, Bind, BwrapConfig
+from labcoat.sandbox._config import (
+    AGENT_HOME,
+    DEFAULT_DISK_MB,
+    DEFAULT_WORKDIR,
+    Bind,
+    BwrapConfig,
+)
 from labcoat.sandbox._environment import (
     BuiltEnvironment,
     EnvironmentBuildError,
@@ -26,6 +32,7 @@ from labcoat.sandbox._image import (
 )
 from labcoat.sandbox._layout import PROTECTED_GID, give_to_agent
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
+from labcoat.sandbox._record import DISK_KEY, NETWORK_KEY, record_sandbox_events
 from labcoat.sandbox._requirements import (
     PythonEnv,
     read_requirements_file,
@@ -37,7 +44,10 @@ from labcoat.sandbox._session import BwrapSession, bwrap_path
 __all__ = [
     "AGENT_HOME",
     "BUILD_CONTEXT",
+    "DEFAULT_DISK_MB",
     "DEFAULT_WORKDIR",
+    "DISK_KEY",
+    "NETWORK_KEY",
     "PROTECTED_GID",
     "Bind",
     "BuiltEnvironment",
@@ -61,6 +71,7 @@ __all__ = [
     "has_separate_root",
     "machine_has_gpu",
     "read_requirements_file",
+    "record_sandbox_events",
     "requirements_from_text",
     "specifiers",
     "thread_environment",

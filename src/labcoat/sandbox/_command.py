@@ -10,10 +10,12 @@ Two modes, chosen by who runs labcoat:
 
 from __future__ import annotations
 
+import functools
 import glob
 import math
 import os
 import site
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +72,6 @@ ETC_FILES = (
     "services",
     "os-release",
     "debian_version",
-    "profile",
     "bash.bashrc",
     "inputrc",
     "magic",
@@ -83,6 +84,32 @@ ETC_FILES = (
     "security",
 )
 NETWORK_ETC_FILES = ("resolv.conf", "gai.conf", "host.conf")
+
+
+RUN_TMPFS_BYTES = 1024 * 1024
+
+
+@functools.cache
+def bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    """Whether this bwrap has `--size` (0.7 and later): tmpfs mounts with a size cap."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr
+
+
+def _sized_tmpfs(bwrap: str, size: int, path: str, perms: str) -> list[str]:
+    """A tmpfs at `path`, capped at `size` bytes where bwrap can cap it."""
+    args = ["--perms", perms]
+    if bwrap_sizes_tmpfs(bwrap):
+        args += ["--size", str(size)]
+    return [*args, "--tmpfs", path]
+
+
+def shm_bytes(config: BwrapConfig) -> int:
+    """/dev/shm's size: half the sample's memory (its pages are memory), 1 GiB without."""
+    return (config.memory_mb or 2048) * 1024 * 1024 // 2
 
 
 def host_network(config: BwrapConfig) -> bool:
@@ -202,7 +229,7 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
             args += ["--symlink", os.readlink(host), host]
         elif os.path.exists(host):
             args += ["--ro-bind", host, host]
-    for name in ("passwd", "group", "hosts", "hostname"):
+    for name in ("passwd", "group", "hosts", "hostname", "profile"):
         args += ["--ro-bind", str(dirs.etc / name), f"/etc/{name}"]
     if dirs.profile_d.is_dir():
         args += ["--ro-bind", str(dirs.profile_d), "/etc/profile.d"]
@@ -299,11 +326,14 @@ def bwrap_command(
         "--symlink",
         "/tmp",
         "/var/tmp",
-        "--tmpfs",
-        "/run",
         "--symlink",
         "/run",
         "/var/run",  # as on Debian: /var/run/... is /run/...
+    ]
+    # memory-backed and writable: capped, so that they are no way around the disk quota
+    args += _sized_tmpfs(bwrap, shm_bytes(config), "/dev/shm", "1777")
+    args += _sized_tmpfs(bwrap, RUN_TMPFS_BYTES, "/run", "0755")
+    args += [
         "--bind",
         str(dirs.run),
         "/run/labcoat",
@@ -327,8 +357,9 @@ def bwrap_command(
         args += _gpu_mounts()
     for path in hidden_paths(python):
         args += ["--tmpfs", path]
-    # the root itself (and the /etc, /opt, /home it holds) is read-only once built
-    args += ["--remount-ro", "/"]
+    # the root itself (and the /etc, /opt, /home it holds) is read-only once built, and
+    # so is /dev (device nodes still work; /dev/shm is a mount of its own)
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
     if python.library_path:
         args += ["--setenv", "LD_LIBRARY_PATH", python.library_path]

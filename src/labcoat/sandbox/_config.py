@@ -11,6 +11,7 @@ from labcoat.sandbox._requirements import PythonEnv
 
 AGENT_HOME = "/home/agent"
 DEFAULT_WORKDIR = f"{AGENT_HOME}/work"
+DEFAULT_DISK_MB = 16384
 
 
 class Bind(BaseModel, frozen=True):
@@ -24,8 +25,8 @@ class Bind(BaseModel, frozen=True):
 class BwrapConfig(BaseModel, frozen=True):
     """Everything that shapes one sample's sandbox.
 
-    Defaults are the safe ones: no network, a 4 GiB memory cap, 512 processes, no host
-    environment variables.
+    Defaults are the safe ones: no network, a 4 GiB memory cap, 512 processes, a 16 GiB
+    disk quota, no host environment variables.
     """
 
     workdir: str = DEFAULT_WORKDIR
@@ -50,6 +51,9 @@ class BwrapConfig(BaseModel, frozen=True):
     numpy/BLAS/OpenMP use (OMP_NUM_THREADS and friends); None: the whole machine."""
     pids: int | None = Field(default=512, gt=0)
     file_size_mb: int | None = Field(default=8192, gt=0)
+    disk_mb: int | None = Field(default=DEFAULT_DISK_MB, gt=0)
+    """Quota on everything the sample can write together (its home, /tmp, /run/labcoat,
+    /root); None: no quota. See docs/sandbox.md, "Disk"."""
     command_timeout: int | None = Field(default=None, gt=0)
     """Upper bound on any single command's wall time (seconds)."""
 

@@ -35,16 +35,21 @@ class SampleDirs:
     root: Path
 
     @property
+    def disk(self) -> Path:
+        """Everything the sample can write lives here, under one quota (see _disk)."""
+        return self.root / "disk"
+
+    @property
     def home(self) -> Path:
-        return self.root / "home"
+        return self.disk / "home"
 
     @property
     def root_home(self) -> Path:
-        return self.root / "root"
+        return self.disk / "root"
 
     @property
     def tmp(self) -> Path:
-        return self.root / "tmp"
+        return self.disk / "tmp"
 
     @property
     def etc(self) -> Path:
@@ -58,7 +63,7 @@ class SampleDirs:
     @property
     def run(self) -> Path:
         """Bound at /run/labcoat: the proxy's socket."""
-        return self.root / "run"
+        return self.disk / "run"
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,12 @@ def _write_identity_files(dirs: SampleDirs) -> None:
     )
     (dirs.etc / "hosts").write_text("127.0.0.1\tlocalhost labcoat\n::1\tlocalhost\n")
     (dirs.etc / "hostname").write_text("labcoat\n")
+    # a login shell (`bash -l`) keeps the sandbox's environment: the host's /etc/profile
+    # would reset PATH and hide the task's Python environment
+    (dirs.etc / "profile").write_text(
+        "# labcoat: the sandbox's environment (PATH, the task's venv) is set by the harness\n"
+        "umask 022\n"
+    )
 
 
 def write_login_profile(dirs: SampleDirs, environment: dict[str, str]) -> None:
@@ -108,7 +119,8 @@ def chown_tree(path: Path, uid: int, gid: int) -> None:
 
 
 def prepare_dirs(d: SampleDirs, config: BwrapConfig, privileged: bool) -> None:
-    """Create the sample's host directories, as `config` and the mode want them."""
+    """Create the sample's host directories, as `config` and the mode want them (the
+    disk folder, `d.disk`, exists already)."""
     if config.home_source:
         shutil.copytree(config.home_source, d.home, symlinks=True)
     else:

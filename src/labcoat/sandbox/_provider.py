@@ -17,6 +17,7 @@ from typing_extensions import override
 
 from labcoat._errors import MissingDependencyError
 from labcoat.sandbox._config import BwrapConfig
+from labcoat.sandbox._record import record_sandbox_events
 from labcoat.sandbox._session import BwrapSession, bwrap_path
 
 
@@ -89,9 +90,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         timeout_retry: bool = True,
         concurrency: bool = True,
     ) -> ExecResult[str]:
-        return await self.session.exec(
-            cmd, input=input, cwd=cwd, env=env, user=user, timeout=timeout
-        )
+        try:
+            return await self.session.exec(
+                cmd, input=input, cwd=cwd, env=env, user=user, timeout=timeout
+            )
+        finally:
+            record_sandbox_events(self.session)
 
     @override
     async def write_file(self, file: str, contents: str | bytes) -> None:

@@ -7,14 +7,18 @@ point at it). Every request is recorded, allowed or refused.
 
 What can be checked: the full URL of plain-HTTP requests; only the host and port of
 HTTPS (CONNECT) tunnels, since the proxy does not decrypt them. Path-level entries for
-HTTPS URLs are therefore enforced by the transcript scan, not here. The proxy never
-connects to the host's own loopback or link-local addresses: the sandbox gets the
-internet, not the machine it runs on.
+HTTPS URLs are therefore enforced by the transcript scan, not here. The destination is
+resolved once and must be a public address (see `_destinations`): the sandbox gets the
+internet, not the machine it runs on nor its network.
+
+Plain HTTP gets one request per connection: the proxy sends `Connection: close` and a
+`Host` header naming the URL's own host, so neither a second request on a kept-alive
+connection nor a different `Host` header reaches what the first URL's check did not see.
 """
 
 from __future__ import annotations
 
-import ipaddress
+import contextlib
 import json
 import os
 import socket
@@ -25,11 +29,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from labcoat.integrity import Blocklist
+from labcoat.sandbox._destinations import check_destination
 from labcoat.sandbox._server import splice
 
 SANDBOX_PROXY_SOCKET = "/run/labcoat/proxy.sock"
 SANDBOX_PROXY_PORT = 3128
 _HEADER_LIMIT = 64 * 1024
+_DROPPED_HEADERS = {"connection", "keep-alive", "host", "te", "upgrade", "trailer"}
 
 
 def proxy_environment() -> dict[str, str]:
@@ -44,18 +50,40 @@ def proxy_environment() -> dict[str, str]:
     }
 
 
-def _private_destination(host: str, port: int) -> bool:
-    if os.environ.get("LABCOAT_PROXY_ALLOW_LOOPBACK") == "1":  # tests serve "the web" locally
-        return False
-    try:
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except OSError:
-        return False  # unresolvable: the connection attempt will fail on its own
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if address.is_loopback or address.is_link_local or address.is_unspecified:
-            return True
-    return False
+def _connect_target(target: str) -> tuple[str, int | None]:
+    """(host, port) of a CONNECT target: `host:port` or `[v6]:port`."""
+    if target.startswith("["):
+        host, _, rest = target[1:].partition("]")
+        port_text = rest.removeprefix(":")
+    else:
+        host, _, port_text = target.rpartition(":")
+        if not host:
+            host, port_text = target, ""
+    return host, (int(port_text) if port_text.isdigit() else None)
+
+
+def _reply(client: socket.socket, status: str, text: str = "") -> None:
+    body = f"{text}\n".encode() if text else b""
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        client.sendall(head.encode() + body)
+
+
+def _dropped(line: str) -> bool:
+    """Hop-by-hop headers, and Host (the URL's own host replaces it)."""
+    name = line.partition(":")[0].strip().lower()
+    return name in _DROPPED_HEADERS or name.startswith("proxy-")
+
+
+def _header(lines: list[str], name: str) -> str | None:
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == name:
+            return value.strip()
+    return None
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -74,46 +102,85 @@ class _Handler(socketserver.BaseRequestHandler):
         try:
             method, target, version = lines[0].split(" ", 2)
         except ValueError:
-            client.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            _reply(client, "400 Bad Request", "labcoat: not an HTTP request")
             return
-        if method.upper() == "CONNECT":
-            host, _, port_text = target.rpartition(":")
-            port = int(port_text or 443)
-            url = f"https://{host}" + ("" if port == 443 else f":{port}")
+        connect = method.upper() == "CONNECT"
+        if connect:
+            host, port = _connect_target(target)
+            port = port or 443
+            url = f"https://{target}" if port != 443 else f"https://{host}"
         else:
             parts = urlsplit(target)
-            host, port = parts.hostname or "", parts.port or 80
+            try:
+                host, port = parts.hostname or "", parts.port or 80
+            except ValueError:
+                host, port = "", 0
             url = target
-        verdict = self.server.decide(method, url, host, port)
-        if verdict is not None:
-            client.sendall(
-                f"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
-                f"Connection: close\r\n\r\n{verdict}\n".encode()
-            )
+            if parts.scheme.lower() != "http" or not host:
+                self.server.record(method, url, "refused", "not an absolute http:// URL")
+                _reply(client, "400 Bad Request", "labcoat: the proxy takes absolute http URLs")
+                return
+        address = self.server.decide(method, url, host, port)
+        if address is None:
+            _reply(client, "403 Forbidden", "labcoat: this destination is off limits")
             return
         try:
-            upstream = socket.create_connection((host, port), timeout=30)
+            upstream = socket.create_connection((address, port), timeout=30)
         except OSError as ex:
-            self.server.record(method, url, "failed", str(ex))
-            client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n")
+            self.server.record(method, url, "failed", str(ex), address)
+            _reply(client, "502 Bad Gateway")
             return
         upstream.settimeout(None)
-        if method.upper() == "CONNECT":
+        if connect:
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             if rest:
                 upstream.sendall(rest)
-        else:  # forward the request with an origin-form target
-            parts = urlsplit(target)
-            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            kept = [h for h in lines[1:] if not h.lower().startswith("proxy-")]
-            upstream.sendall(
-                "\r\n".join([f"{method} {path} {version}", *kept]).encode("latin-1")
-                + b"\r\n\r\n"
-                + rest
-            )
+            back = threading.Thread(target=splice, args=(upstream, client), daemon=True)
+            back.start()
+            splice(client, upstream)
+            back.join()
+            return
+        self._forward_one(client, upstream, method, target, version, lines, rest)
+
+    def _forward_one(
+        self,
+        client: socket.socket,
+        upstream: socket.socket,
+        method: str,
+        target: str,
+        version: str,
+        lines: list[str],
+        rest: bytes,
+    ) -> None:
+        """One request with an origin-form target, its own Host, then the response."""
+        parts = urlsplit(target)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        kept = [h for h in lines[1:] if not _dropped(h)]
+        host_header = parts.netloc.rsplit("@", 1)[-1]
+        request = [f"{method} {path} {version}", f"Host: {host_header}", *kept]
+        request.append("Connection: close")
+        upstream.sendall("\r\n".join(request).encode("latin-1") + b"\r\n\r\n")
+        length = _header(lines, "content-length")
+        chunked = (_header(lines, "transfer-encoding") or "").lower() not in ("", "identity")
         back = threading.Thread(target=splice, args=(upstream, client), daemon=True)
         back.start()
-        splice(client, upstream)
+        if chunked:  # the server closes after its response (Connection: close)
+            if rest:
+                upstream.sendall(rest)
+            splice(client, upstream)
+        else:  # exactly the body, nothing after it: no second request on this connection
+            remaining = int(length) if length and length.isdigit() else 0
+            try:
+                upstream.sendall(rest[:remaining])
+                remaining -= min(len(rest), remaining)
+                while remaining > 0:
+                    chunk = client.recv(min(65536, remaining))
+                    if not chunk:
+                        break
+                    upstream.sendall(chunk)
+                    remaining -= len(chunk)
+            except OSError:
+                pass
         back.join()
 
 
@@ -130,23 +197,28 @@ class FilteringProxy(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
         self._thread.start()
 
     def decide(self, method: str, url: str, host: str, port: int) -> str | None:
-        """None to allow, or the reason for refusing (recorded either way)."""
-        if self.blocklist.blocks(url):
-            self.record(method, url, "refused", "blocked by the task's blocklist")
-            return "labcoat: this address is blocked for this task"
-        if _private_destination(host, port):
-            self.record(method, url, "refused", "the host's own addresses are off limits")
-            return "labcoat: the host's own addresses are off limits"
-        self.record(method, url, "allowed", None)
-        return None
+        """The checked address to connect to, or None when refused (recorded either way)."""
+        rule = self.blocklist.rule_for(url)
+        if rule is not None:
+            self.record(method, url, "refused", f"blocked by the task's blocklist ({rule})")
+            return None
+        verdict = check_destination(host, port)
+        if not verdict.allowed:
+            self.record(method, url, "refused", f"not the internet: {verdict.refusal}")
+            return None
+        self.record(method, url, "allowed", None, verdict.address)
+        return verdict.address
 
-    def record(self, method: str, url: str, outcome: str, reason: str | None) -> None:
+    def record(
+        self, method: str, url: str, outcome: str, reason: str | None, address: str | None = None
+    ) -> None:
         entry = {
             "time": time.time(),
             "method": method,
             "url": url,
             "outcome": outcome,
             "reason": reason,
+            "address": address,
         }
         with self._log_lock, open(self.log_path, "a") as f:
             f.write(json.dumps(entry) + "\n")
@@ -156,7 +228,9 @@ class FilteringProxy(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
         self.server_close()
 
 
-def read_network_log(log_path: Path) -> list[dict]:
+def read_network_log(log_path: Path, start: int = 0) -> list[dict]:
+    """Entries of a proxy log, from the `start`-th on."""
     if not log_path.exists():
         return []
-    return [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+    lines = [line for line in log_path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in lines[start:]]

@@ -7,8 +7,11 @@ import logging
 import os
 import posixpath
 import shutil
+import signal
 import socket
 import tempfile
+import threading
+import time
 from base64 import b64decode, b64encode
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ from labcoat.sandbox._command import (
     python_layout,
 )
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
+from labcoat.sandbox._disk import SampleDisk, create_disk
 from labcoat.sandbox._environment import BuiltEnvironment, ensure_environment
 from labcoat.sandbox._image import ensure_image
 from labcoat.sandbox._layout import (
@@ -77,6 +81,15 @@ _ERRORS: dict[str, type[Exception]] = {
 }
 
 
+def _alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie (a zombie is dead, only unreaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] != "Z"
+
+
 def bwrap_path() -> str:
     """The bwrap executable, or a one-line error saying how to install it."""
     found = shutil.which("bwrap")
@@ -94,9 +107,11 @@ class BwrapSession:
         dirs: SampleDirs,
         environment: BuiltEnvironment | None,
         cgroup: Cgroup | None,
+        disk: SampleDisk | None = None,
     ) -> None:
         self.config = config
         self.dirs = dirs
+        self.disk = disk
         self.environment = environment
         self.env_dir = environment.path if environment is not None else None
         self.cgroup = cgroup
@@ -110,6 +125,12 @@ class BwrapSession:
         self._proxy: FilteringProxy | None = None
         self._job_owner: dict[int, User] = {}
         self._start_lock = anyio.Lock()
+        self._stopping = threading.Lock()
+        self._infrastructure: set[int] = set()
+        """Host pids of bwrap and the exec servers: what a disk-quota stop spares."""
+        self.network_seen = 0
+        """How many proxy log entries have been reported to the sample's record."""
+        self.disk_reported = 0
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -136,6 +157,11 @@ class BwrapSession:
         cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
         session = cls(config, dirs, environment, cgroup)
         try:
+            # shielded: a mount made by a thread we stopped waiting for would outlive us
+            with anyio.CancelScope(shield=True):
+                session.disk = await anyio.to_thread.run_sync(
+                    create_disk, dirs.root, config.disk_mb
+                )
             prepare_dirs(dirs, config, session.privileged)
             write_login_profile(dirs, login_environment(config, session.python, session.env_dir))
             if proxied_network(config):
@@ -145,6 +171,7 @@ class BwrapSession:
                     dirs.root / "network.jsonl",
                 )
             await session.start()
+            session.disk.watch(session._stop_commands)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await session.close()
@@ -155,6 +182,45 @@ class BwrapSession:
     def limit_mechanism(self) -> str:
         """How memory/process limits are enforced here, for the record."""
         return f"cgroup {self.cgroup.kind}" if self.cgroup else "rlimit (per process)"
+
+    @property
+    def disk_mechanism(self) -> str:
+        """How the disk quota is enforced here, for the record."""
+        return self.disk.mechanism if self.disk is not None else "none"
+
+    def _sandbox_pids(self) -> set[int]:
+        """Host pids of every process of the sandbox (its cgroup, else bwrap's tree)."""
+        if self.cgroup is not None:
+            return self.cgroup.pids()
+        if self._process is None:
+            return set()
+        found, frontier = set(), [self._process.pid]
+        while frontier:
+            pid = frontier.pop()
+            found.add(pid)
+            for task in Path(f"/proc/{pid}/task").glob("*"):
+                with contextlib.suppress(OSError, ValueError):
+                    kids = (task / "children").read_text().split()
+                    frontier += [int(k) for k in kids if int(k) not in found]
+        return found
+
+    def _stop_commands(self, used: int) -> None:
+        """Kill every process of the sandbox but bwrap and the exec servers (the disk
+        watcher calls this when the sample is over its quota)."""
+        logger.warning(
+            "sandbox %s is over its disk quota (%d MiB used): stopping its commands",
+            self.dirs.root.name,
+            used // (1024 * 1024),
+        )
+        with self._stopping:  # no new command starts meanwhile (exec waits)
+            for _ in range(20):  # repeat: processes may fork between the scan and the kill
+                doomed = {p for p in self._sandbox_pids() - self._infrastructure if _alive(p)}
+                if not doomed:
+                    return
+                for pid in doomed:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.02)
 
     async def start(self) -> None:
         async with self._start_lock:
@@ -216,6 +282,8 @@ class BwrapSession:
                 await self._kill_process()
             raise
         self._channels = channels
+        # what runs now is the sandbox's own machinery: no command has started yet
+        self._infrastructure = self._sandbox_pids()
 
     def _server_config(self, identity: User, first: bool) -> dict[str, Any]:
         owner = self.default_user
@@ -230,9 +298,17 @@ class BwrapSession:
             "env": base_environment(self.config, self.python, self.env_dir),
             "output_limit": SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
             "rlimits": rlimits(
-                self.config.memory_mb, self.config.pids, self.config.file_size_mb, self.cgroup
+                self.config.memory_mb, self.config.pids, self._file_size_mb(), self.cgroup
             ),
         }
+
+    def _file_size_mb(self) -> int | None:
+        """RLIMIT_FSIZE: no single file may outgrow a watched disk quota either."""
+        sizes = [self.config.file_size_mb]
+        if self.disk is not None and self.disk.mechanism == "watch":
+            sizes.append(self.config.disk_mb)
+        known = [s for s in sizes if s is not None]
+        return min(known) if known else None
 
     def _log_tail(self) -> str:
         with contextlib.suppress(OSError):
@@ -263,9 +339,10 @@ class BwrapSession:
         await self.stop()
         await self.start()
 
-    def network_log(self) -> list[dict[str, Any]]:
-        """Every request the sandbox made through the proxy: allowed, refused or failed."""
-        return read_network_log(self.dirs.root / "network.jsonl")
+    def network_log(self, start: int = 0) -> list[dict[str, Any]]:
+        """Every request the sandbox made through the proxy: allowed, refused or failed
+        (from the `start`-th on)."""
+        return read_network_log(self.dirs.root / "network.jsonl", start)
 
     async def close(self, keep_dirs: bool = False) -> None:
         await self.stop()
@@ -274,10 +351,19 @@ class BwrapSession:
             self._proxy = None
         if self.cgroup is not None:
             await anyio.to_thread.run_sync(self.cgroup.remove)
-        if not keep_dirs and os.environ.get("LABCOAT_KEEP_SANDBOXES") != "1":
-            await anyio.to_thread.run_sync(
-                lambda: shutil.rmtree(self.dirs.root, ignore_errors=True)
-            )
+        keep = keep_dirs or os.environ.get("LABCOAT_KEEP_SANDBOXES") == "1"
+
+        def clean_up() -> None:
+            if self.disk is not None:
+                self.disk.release(keep=keep)  # unmounts an image: before removing
+            if not keep:
+                shutil.rmtree(self.dirs.root, ignore_errors=True)
+
+        try:
+            await anyio.to_thread.run_sync(clean_up)
+        except BaseException:  # interrupted (the event loop is ending): finish here, now
+            clean_up()
+            raise
 
     # --- requests ----------------------------------------------------------------------
 
@@ -348,6 +434,7 @@ class BwrapSession:
         bounds = [t for t in (timeout, self.config.command_timeout) if t is not None]
         effective = min(bounds) if bounds else None
         data = input.encode() if isinstance(input, str) else input
+        started = time.time()
         request = {
             "cmd": cmd,
             "cwd": self.resolve(cwd or "."),
@@ -355,6 +442,8 @@ class BwrapSession:
             "input": None if data is None else b64encode(data).decode(),
             "timeout": effective,
         }
+        while self._stopping.locked():  # the disk watcher is stopping the sample's commands
+            await anyio.sleep(0.01)
         async with machine.shared():
             with anyio.fail_after(None if effective is None else effective + SERVER_GRACE):
                 reply = await self._request("exec", run_as, **request)
@@ -362,6 +451,12 @@ class BwrapSession:
             raise TimeoutError(f"command timed out after {effective:g} s and was killed")
         stdout = b64decode(reply["stdout"]).decode(errors="replace")
         stderr = b64decode(reply["stderr"]).decode(errors="replace")
+        over = self.disk.exceeded_since(started) if self.disk is not None else None
+        if over is not None:
+            stderr += (
+                f"\nlabcoat: the sandbox went over its disk quota ({over['used'] / 2**30:.2f} "
+                f"GiB used of {over['limit'] / 2**30:.2f} GiB): its commands were stopped\n"
+            )
         return ExecResult(reply["returncode"] == 0, reply["returncode"], stdout, stderr)
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:

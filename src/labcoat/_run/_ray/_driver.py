@@ -18,13 +18,14 @@ import click
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import ModelCost
 
+from labcoat._run._inspected import inspected_results
 from labcoat._run._ray._cluster import connect, node_capacities
 from labcoat._run._ray._coordinator import Coordinator
 from labcoat._run._ray._merge import ShardState, merge_group, read_shard, write_merged
 from labcoat._run._ray._plan import Group, SampleJob, plan_groups
 from labcoat._run._ray._progress import Progress
 from labcoat._run._ray._worker import AttemptOutcome, RunSpec, run_sample
-from labcoat._run._results import TaskResult, collect_results
+from labcoat._run._results import TaskResult
 from labcoat.families import TaskEntry
 from labcoat.suites import BUNDLED, resolve_target
 
@@ -131,7 +132,8 @@ def run_on_ray(
     if not todo:  # everything finished at an earlier launch: only the merge is left
         run.logs = [log for g in groups if (log := run.merge(g, final=True)) is not None]
         Progress(run, enabled=options.display != "none").start(0)
-        return all(log.status == "success" for log in run.logs), collect_results(run.logs)
+        success = all(log.status == "success" for log in run.logs)
+        return success, inspected_results(run.logs, options.inspect)
     ray = connect(options.ray)
     models = {model, *(options.model_roles or {}).values()} - {"none/none"}
     connections = getattr(options, "max_connections", None) or DEFAULT_MAX_CONNECTIONS
@@ -174,7 +176,7 @@ def run_on_ray(
             err=True,
         )
     success = not unlogged and all(log.status == "success" for log in run.logs)
-    return success, collect_results(run.logs)
+    return success, inspected_results(run.logs, options.inspect)
 
 
 def _execute(

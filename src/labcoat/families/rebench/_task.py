@@ -205,6 +205,7 @@ async def _family_samples(
             cpus=resources.cpus,
             gpus=resources.gpus > 0,
             env={"TASK_ID": entry.id},
+            disk_mb=resources.disk_mb,
         )
         samples.append(
             Sample(

@@ -33,7 +33,7 @@ from labcoat.families.researchgym._sample import KEY, SampleInfo
 from labcoat.families.researchgym._scoring import GIT_SETUP, UNDECLARED_NOTE, researchgym_scorer
 from labcoat.families.researchgym._sidecar import Sidecar
 from labcoat.grading import copy_into_sandbox
-from labcoat.sandbox import DEFAULT_WORKDIR, BwrapConfig
+from labcoat.sandbox import DEFAULT_DISK_MB, DEFAULT_WORKDIR, BwrapConfig
 from labcoat.suites import resolve_target
 
 logger = logging.getLogger(__name__)
@@ -115,6 +115,7 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         blocklist=folder.blocklist.to_json(),
         memory_mb=memory_mb,
         gpus=bool(sidecar and sidecar.resources.gpus),
+        disk_mb=sidecar.resources.disk_mb if sidecar else DEFAULT_DISK_MB,
     )
     public_subtasks = [
         {

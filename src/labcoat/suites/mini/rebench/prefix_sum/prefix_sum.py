@@ -1,27 +1,46 @@
 """Speed up a conditional prefix sum (METR task standard, in the spirit of RE-Bench's
 triton_cumsum environment, sized for a CPU).
 
-The agent improves /home/agent/solution/prefix_sum.py. Scoring runs the agent's function
-as the `agent` user on a fresh input held out in /root, checks its output against a
-trusted implementation, and reports log(seconds): lower is better.
+The agent improves /home/agent/solution/prefix_sum.py. Scoring imports the agent's
+module in a fresh process as the `agent` user, and only then draws a fresh random input,
+writes it under a name nobody can guess (in a folder the agent cannot list) and tells
+the process where it is, over its stdin: nothing about the input exists, on disk or on
+any command line, while the agent's code could still compute ahead. The clock is ours:
+it starts when the input exists and stops when the process says its output is saved;
+at that moment every other process of the agent is killed and the output is read.
+Correct output is required; the score is log(seconds), lower is better.
+
+Robust to other load on the machine: a run that was alone (one thread, no process or
+thread created while timed, no other of the agent's processes using CPU) is timed as
+wall time minus the time its thread spent waiting for a CPU held by someone else
+(`/proc/PID/schedstat`); anything else is timed by the wall clock. Best of 7 runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import secrets
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SOLUTION = "/home/agent/solution"
 INPUT_SIZE = 3_000_000
 REPEATS = 7
+SCORING_DIR = "/tmp/prefix_sum_scoring"
+IMPORT_TIMEOUT = 120.0
+RUN_TIMEOUT = 120.0
+# CPU another of the agent's threads may use while a run is timed before the run counts
+# as not alone (the scorer's own reads of /proc cost a little)
+OTHER_CPU_TOLERANCE_NS = 2_000_000
 
 
 def reference(x: np.ndarray) -> np.ndarray:
@@ -30,18 +49,16 @@ def reference(x: np.ndarray) -> np.ndarray:
     return np.cumsum(np.where(odd, x, 0))
 
 
-# The agent's code runs in its own process as the agent user. The clock is ours: we
-# start it when we send "go" (only then does the child learn where the input is, so
-# nothing can be computed ahead) and stop it when the child reports its output saved.
+# The agent's process: the same text every time, and nothing in it names the input.
 RUNNER = """
-import sys
-sys.path.insert(0, {solution!r})
+import json, sys
+sys.path.insert(0, "/home/agent/solution")
 import numpy as np
 from prefix_sum import conditional_prefix_sum
 print("ready", flush=True)
-sys.stdin.readline()
-x = np.load({input!r})
-np.save({output!r}, np.asarray(conditional_prefix_sum(x)))
+job = json.loads(sys.stdin.readline())
+x = np.load(job["input"])
+np.save(job["output"], np.asarray(conditional_prefix_sum(x)))
 print("done", flush=True)
 """
 
@@ -51,52 +68,208 @@ def _as_agent() -> dict:
     return {"user": "agent", "group": "agent"} if os.geteuid() == 0 else {}
 
 
-def _timed_run(runner: str) -> tuple[float | None, str]:
-    proc = subprocess.Popen([sys.executable, "-c", runner], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **_as_agent())
+def _read_line(proc: subprocess.Popen, deadline: float) -> str | None:
+    """One line of the process's stdout before the deadline, else None."""
+    fd = proc.stdout.fileno()
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1)
+        if not chunk:
+            return None
+        data += chunk
+    return data.decode(errors="replace").strip()
+
+
+# --- what the kernel says about CPU use --------------------------------------------
+
+
+def _schedstat(path: str) -> tuple[int, int] | None:
+    """(ns on a CPU, ns waiting for one) of a thread."""
     try:
-        if proc.stdout.readline().strip() != "ready":
-            return None, proc.communicate(timeout=60)[1]
-        start = time.perf_counter()
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-        done = proc.stdout.readline().strip() == "done"
-        elapsed = time.perf_counter() - start
-        _, stderr = proc.communicate(timeout=600)
-    finally:
-        proc.kill()
-    return (elapsed if done and proc.returncode == 0 else None), stderr
+        with open(path) as f:
+            on_cpu, waiting, _ = f.read().split()
+        return int(on_cpu), int(waiting)
+    except (OSError, ValueError):
+        return None
 
 
-def _measure(seed: int) -> dict:
-    workdir = "/tmp/prefix_sum_scoring"
-    shutil.rmtree(workdir, ignore_errors=True)
-    os.makedirs(workdir)
-    os.chmod(workdir, 0o777)
-    x = np.random.default_rng(seed).integers(-100, 100, size=INPUT_SIZE, dtype=np.int64)
-    expected = reference(x)
-    timings = []
-    for attempt in range(REPEATS):
-        # a new file name each time: the input is unknown until the clock starts
-        source, output = f"{workdir}/input{attempt}.npy", f"{workdir}/output{attempt}.npy"
-        np.save(source, x)
-        runner = RUNNER.format(solution=SOLUTION, input=source, output=output)
-        elapsed, stderr = _timed_run(runner)
-        if elapsed is None:
-            return {"score": math.nan,
-                    "message": {"error": "your solution failed", "stderr": stderr[-2000:]}}
+def _threads() -> dict[str, int]:
+    """Every thread in this sandbox (its pid namespace) -> its CPU time in ns."""
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
         try:
-            y = np.load(output)
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            stat = _schedstat(f"/proc/{pid}/task/{tid}/schedstat")
+            if stat is not None:
+                found[f"{pid}/{tid}"] = stat[0]
+    return found
+
+
+def _last_pid() -> int | None:
+    try:
+        with open("/proc/sys/kernel/ns_last_pid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _ours() -> set[int]:
+    """This process and its ancestors: the scorer's side of the sandbox."""
+    pids, pid = set(), os.getpid()
+    while pid > 1:
+        pids.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    pids.add(1)
+    return pids
+
+
+def _signal_the_agents_processes(signum: int) -> None:
+    """Everything in this sandbox but the scorer (a kill is repeated until none is left)."""
+    ours = _ours()
+    for _ in range(10 if signum == signal.SIGKILL else 1):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in ours]
+        if not others:
+            return
+        for pid in others:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signum)
+        time.sleep(0.01 if signum == signal.SIGKILL else 0)
+
+
+def _kill_the_agents_processes() -> None:
+    _signal_the_agents_processes(signal.SIGKILL)
+
+
+class _Clock:
+    """Wall time, less the child's waiting for a CPU when it ran alone."""
+
+    def __init__(self, pid: int) -> None:
+        self.main = f"/proc/{pid}/task/{pid}/schedstat"
+        self.threads = _threads()
+        self.last_pid = _last_pid()
+        self.own = _schedstat(self.main)
+        self.start = time.perf_counter()
+
+    def stop(self, end: float) -> dict:
+        wall = end - self.start
+        own = _schedstat(self.main)
+        threads = _threads()
+        me = f"{os.getpid()}/{os.getpid()}"
+        main = self.main.split("/task/")[0].removeprefix("/proc/")
+        main_key = f"{main}/{main}"
+        others = sum(
+            threads[k] - self.threads.get(k, 0) for k in threads if k not in (me, main_key)
+        )
+        alone = (
+            own is not None
+            and self.own is not None
+            and self.last_pid is not None
+            and _last_pid() == self.last_pid
+            and set(threads) <= set(self.threads)
+            and others <= OTHER_CPU_TOLERANCE_NS
+        )
+        if not alone:
+            return {"seconds": wall, "wall": wall, "method": "wall clock"}
+        waited = (own[1] - self.own[1]) / 1e9
+        return {
+            "seconds": max(wall - waited, 1e-6),
+            "wall": wall,
+            "method": "wall less waiting for a CPU",
+        }
+
+
+def _fresh_dir(mode: int) -> str:
+    path = os.path.join(SCORING_DIR, secrets.token_hex(16))
+    os.makedirs(path)
+    os.chmod(path, mode)
+    return path
+
+
+def _timed_run() -> tuple[dict | None, str]:
+    """One timed run on a fresh input: ({seconds, wall, method}, "") or (None, why)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        **_as_agent(),
+    )
+    try:
+        if _read_line(proc, time.monotonic() + IMPORT_TIMEOUT) != "ready":
+            _kill_the_agents_processes()
+            return None, "importing your module failed or took too long"
+        # the input exists only from here on, under names the agent cannot list
+        x = np.random.default_rng(secrets.randbits(64)).integers(
+            -100, 100, size=INPUT_SIZE, dtype=np.int64
+        )
+        expected = reference(x)
+        source = os.path.join(_fresh_dir(0o711), f"{secrets.token_hex(16)}.npy")
+        output = os.path.join(_fresh_dir(0o733), f"{secrets.token_hex(16)}.npy")
+        np.save(source, x)
+        os.chmod(source, 0o644)
+        job = (json.dumps({"input": source, "output": output}) + "\n").encode()
+        clock = _Clock(proc.pid)
+        try:
+            proc.stdin.write(job)
+            proc.stdin.flush()
+        except OSError:
+            return None, "your solution exited before it was given its input"
+        done = _read_line(proc, time.monotonic() + RUN_TIMEOUT) == "done"
+        end, done_ns = time.perf_counter(), time.time_ns()
+        # nothing of the agent's runs from here on: stopped first, measured, then killed
+        _signal_the_agents_processes(signal.SIGSTOP)
+        timing = clock.stop(end)
+        _kill_the_agents_processes()
+        if not done:
+            proc.wait(timeout=10)
+            why = proc.stderr.read().decode(errors="replace")[-2000:]
+            return None, f"your solution failed or took too long: {why}"
+        try:
+            if os.stat(output).st_ctime_ns > done_ns:
+                return None, "the output was written after the solution said it was done"
+            y = np.load(output, allow_pickle=False)
         except (OSError, ValueError) as ex:
-            return {"score": math.nan, "message": {"error": f"no readable output: {ex}"}}
+            return None, f"no readable output: {ex}"
         if y.shape != expected.shape or not np.array_equal(y, expected):
-            return {"score": math.nan, "message": {"error": "incorrect output"}}
-        timings.append(elapsed)
-    best = min(timings)
-    return {"score": math.log(best),
-            "message": {"correct": True, "runtime_seconds": round(best, 4)},
-            "details": {"timings": timings}}
+            return None, "incorrect output"
+        return timing, ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        for folder in os.listdir(SCORING_DIR):
+            shutil.rmtree(os.path.join(SCORING_DIR, folder), ignore_errors=True)
+
+
+def _measure() -> dict:
+    shutil.rmtree(SCORING_DIR, ignore_errors=True)
+    os.makedirs(SCORING_DIR)
+    os.chmod(SCORING_DIR, 0o711)
+    runs = []
+    for _ in range(REPEATS):
+        timing, problem = _timed_run()
+        if timing is None:
+            return {"score": math.nan, "message": {"error": problem}}
+        runs.append(timing)
+    best = min(runs, key=lambda r: r["seconds"])
+    return {
+        "score": math.log(best["seconds"]),
+        "message": {"correct": True, "runtime_seconds": round(best["seconds"], 4)},
+        "details": {"runs": runs},
+    }
 
 
 class TaskFamily:
@@ -104,7 +277,7 @@ class TaskFamily:
 
     @staticmethod
     def get_tasks() -> dict[str, dict]:
-        return {"main": {"seed_file": "assets/scoring_seed.json"}}
+        return {"main": {}}
 
     @staticmethod
     def get_instructions(t: dict) -> str:
@@ -121,10 +294,13 @@ correct but slow. `python {SOLUTION}/check.py` compares your function with the s
 original on a small random input.
 
 Scoring imports your module in a fresh Python process, then times loading a fresh
-array of {INPUT_SIZE:,} int64 values in [-100, 100) from a .npy file, calling your
-function once and saving its result. Your score is the natural log of the fastest of
-{REPEATS} such runs in seconds (lower is better); incorrect output gets no score. You may call the `score` tool to see your current runtime. numpy is available;
-there is no network. Keep the function's name and signature."""
+random array of {INPUT_SIZE:,} int64 values in [-100, 100) from a .npy file, calling
+your function once and saving its result. Your score is the natural log of the fastest
+of {REPEATS} such runs in seconds (lower is better); incorrect output gets no score. A
+run that uses one thread and starts no processes is timed without the time it waited
+for a CPU other programs held. You may call the `score` tool to see your current
+runtime. numpy is available; there is no network. Keep the function's name and
+signature."""
 
     @staticmethod
     def get_permissions(t: dict) -> list[str]:
@@ -132,10 +308,9 @@ there is no network. Keep the function's name and signature."""
 
     @staticmethod
     def start(t: dict) -> None:
-        shutil.copytree(f"{HERE}/assets/solution", SOLUTION, dirs_exist_ok=True)
+        here = os.path.dirname(os.path.abspath(__file__))
+        shutil.copytree(f"{here}/assets/solution", SOLUTION, dirs_exist_ok=True)
 
     @staticmethod
     def intermediate_score(t: dict) -> dict:
-        with open(os.path.join(HERE, t["seed_file"])) as f:
-            seed = json.load(f)["seed"]
-        return _measure(seed)
+        return _measure()

@@ -1,0 +1,64 @@
+"""prefix_sum's score under other load on the machine.
+
+Scores the oracle (reference solution) and the noop (starting solution) of the bundled
+prefix_sum task, each ROUNDS times, with N busy processes (`python -c 'while True: pass'`)
+running beside them, and prints each normalized score and how each run was timed.
+Validation needs oracle ≥ 0.9 and noop ≤ 0.1 whatever the load.
+
+    python bench/prefix_sum_load.py [--busy 2] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import anyio
+
+from labcoat.families.rebench import TaskFamilyDir, normalize, run_operation
+from labcoat.suites import resolve_target
+
+FAMILY = TaskFamilyDir(resolve_target("mini") / "rebench" / "prefix_sum")
+
+
+async def score(which: str) -> dict:
+    with tempfile.TemporaryDirectory() as home:
+        await run_operation(FAMILY, "start", "main", home=Path(home), home_writable=True)
+        if which == "oracle":
+            reference = FAMILY.path / "reference/solution/prefix_sum.py"
+            shutil.copy(reference, Path(home) / "solution/prefix_sum.py")
+        run = await run_operation(
+            FAMILY, "intermediate_score", "main", home=Path(home), cpus=1, memory_mb=2048
+        )
+    return run.result
+
+
+async def main(busy: int, rounds: int) -> None:
+    spec = FAMILY.sidecar.tasks["main"].score.model_dump()
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    try:
+        for which in ("oracle", "noop"):
+            for _ in range(rounds):
+                result = await score(which)
+                runs = result.get("details", {}).get("runs", [])
+                methods = sorted({r["method"] for r in runs})
+                walls = [round(r["wall"], 3) for r in runs]
+                print(
+                    f"{which} normalized={normalize(result['score'], spec):.3f} "
+                    f"raw={result['score']:.3f} methods={methods} wall_seconds={walls}"
+                )
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--busy", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    anyio.run(main, args.busy, args.rounds)

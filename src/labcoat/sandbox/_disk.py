@@ -1,0 +1,216 @@
+"""A disk quota for everything a sample can write: its home, /tmp, /run/labcoat and /root.
+
+All of a sample's writable directories live in one folder, `SampleDirs.disk`, and the
+quota covers them together. Two mechanisms, chosen by `LABCOAT_SANDBOX_DISK`:
+
+- `loop` (as root, where loop devices exist): the folder is an ext4 file system in a
+  sparse image file of the quota's size, mounted with `nodev,nosuid`. The kernel refuses
+  a write past the quota (ENOSPC) like any full disk; the image holds only what was
+  written, and deleted files are given back to the host (`discard`).
+- `watch` (anyone): the folder is a plain directory; a watcher measures it (allocated
+  blocks, hard links once) and, when it is over the quota, stops every process of the
+  sample but its exec servers, and again whenever usage grows while over it (commands
+  that delete files can run). Commands also get RLIMIT_FSIZE no larger than the quota,
+  so no single file outgrows it.
+  Overshoot is bounded by what a sample writes between two checks.
+
+`auto` (the default) takes `loop` when it works here and `watch` otherwise; `off` turns
+the quota off. `BwrapSession.disk.mechanism` records which one a sample got.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+DISK_ENV = "LABCOAT_SANDBOX_DISK"
+MECHANISMS = ("auto", "loop", "watch", "off")
+# ext4 keeps some of an image for itself (inode tables, bitmaps): give it room beyond
+# the quota, so that at least the quota is usable
+_EXT4_SPARE = 0.04
+_EXT4_SPARE_MB = 8
+_BYTES_PER_INODE = 16384
+_WATCH_MIN_INTERVAL = 0.1
+_WATCH_MAX_INTERVAL = 5.0
+_WATCH_GROWTH = 1024 * 1024
+_loop_broken: str | None = None
+"""Why loop images failed on this machine (remembered: the next samples go to watch)."""
+
+
+def disk_mode() -> str:
+    mode = os.environ.get(DISK_ENV, "auto").strip().lower() or "auto"
+    if mode not in MECHANISMS:
+        raise ValueError(f"{DISK_ENV} must be one of {', '.join(MECHANISMS)}, not {mode!r}")
+    return mode
+
+
+def allocated_bytes(root: Path) -> int:
+    """Bytes allocated under `root` (sparse files by their blocks, hard links once)."""
+    total = 0
+    seen: set[tuple[int, int]] = set()
+    stack = [str(root)]
+    while stack:
+        path = stack.pop()
+        with contextlib.suppress(OSError), os.scandir(path) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    key = (info.st_dev, info.st_ino)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    total += info.st_blocks * 512
+                    if stat.S_ISDIR(info.st_mode):
+                        stack.append(entry.path)
+    return total
+
+
+@dataclass
+class SampleDisk:
+    """The folder behind a sample's writable paths and the quota on it."""
+
+    path: Path
+    limit_bytes: int | None
+    mechanism: str
+    """`loop (ext4 image)`, `watch` or `none`."""
+    image: Path | None = None
+    exceeded: list[dict] = field(default_factory=list)
+    """When the watcher stopped the sample's processes: time, used and limit in bytes."""
+    last_used: int = 0
+    """The watcher's latest measurement (watch mechanism)."""
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def used_bytes(self) -> int:
+        """Bytes in use now (a walk of the folder unless it is an image: cheap there)."""
+        if self.image is not None:
+            with contextlib.suppress(OSError):
+                vfs = os.statvfs(self.path)
+                return (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+        return allocated_bytes(self.path)
+
+    def full(self) -> bool:
+        """Whether the quota is (nearly) used up, by the cheapest measurement at hand."""
+        if self.limit_bytes is None:
+            return False
+        used = self.used_bytes() if self.image is not None else self.last_used
+        return used >= 0.98 * self.limit_bytes
+
+    def watch(self, on_exceeded: Callable[[int], None]) -> None:
+        """Start the watcher (watch mechanism only): `on_exceeded(used)` when over."""
+        if self.mechanism != "watch" or self.limit_bytes is None or self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._watch, args=(on_exceeded,), name="labcoat-disk-watch", daemon=True
+        )
+        self._thread.start()
+
+    def _watch(self, on_exceeded: Callable[[int], None]) -> None:
+        interval = _WATCH_MIN_INTERVAL
+        floor: int | None = None  # usage at the last stop, lowered as files are deleted
+        while not self._stop.wait(interval):
+            started = time.monotonic()
+            used = allocated_bytes(self.path)
+            self.last_used = used
+            took = time.monotonic() - started
+            # a big tree costs time to walk: check less often rather than burn a core
+            interval = min(_WATCH_MAX_INTERVAL, max(_WATCH_MIN_INTERVAL, 10 * took))
+            if self.limit_bytes is None or used <= self.limit_bytes:
+                floor = None
+                continue
+            # over the quota: stop the sample's processes, and again only while usage
+            # still grows, so that commands that clean up can run
+            if floor is None or used > floor + _WATCH_GROWTH:
+                self.exceeded.append({"time": time.time(), "used": used, "limit": self.limit_bytes})
+                with contextlib.suppress(Exception):
+                    on_exceeded(used)
+                floor = max(used, allocated_bytes(self.path))  # what landed before the stop
+            else:
+                floor = min(floor, used)
+
+    def exceeded_since(self, moment: float) -> dict | None:
+        return next((e for e in reversed(self.exceeded) if e["time"] >= moment), None)
+
+    def release(self, keep: bool = False) -> None:
+        """Stop watching; unmount an image (kept when `keep`, for debugging)."""
+        self._stop.set()
+        if self.image is None:
+            return
+        for args in (["umount", str(self.path)], ["umount", "-l", str(self.path)]):
+            if _run(args) is None:
+                break
+        if not keep:
+            with contextlib.suppress(OSError):
+                self.image.unlink()
+
+
+def _run(args: list[str]) -> str | None:
+    """None on success, else the command's complaint in one line."""
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as ex:
+        return f"{args[0]}: {ex}"
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return f"{args[0]}: {lines[-1] if lines else f'exit {done.returncode}'}"
+
+
+def _loop_disk(root: Path, limit: int) -> SampleDisk:
+    """An ext4 image of about `limit` bytes mounted at root/disk; raises OSError."""
+    for tool in ("mkfs.ext4", "mount", "umount"):
+        if shutil.which(tool) is None:
+            raise OSError(f"{tool} is not installed")
+    path, image = root / "disk", root / "disk.img"
+    path.mkdir()
+    size = int(limit * (1 + _EXT4_SPARE)) + _EXT4_SPARE_MB * 1024 * 1024
+    with open(image, "wb") as f:
+        f.truncate(size)
+    mkfs = [
+        "mkfs.ext4", "-q", "-F", "-m", "0", "-i", str(_BYTES_PER_INODE),
+        "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard", "-L", "labcoat",
+        str(image),
+    ]  # fmt: skip
+    mount = ["mount", "-t", "ext4", "-o", "loop,nodev,nosuid,discard", str(image), str(path)]
+    for args in (mkfs, mount):
+        problem = _run(args)
+        if problem is not None:
+            with contextlib.suppress(OSError):
+                image.unlink()
+            raise OSError(problem)
+    with contextlib.suppress(OSError):
+        (path / "lost+found").rmdir()
+    return SampleDisk(path, limit, "loop (ext4 image)", image)
+
+
+def create_disk(root: Path, disk_mb: int | None) -> SampleDisk:
+    """The folder for a sample's writable paths, under `root`, with its quota."""
+    global _loop_broken
+    mode = disk_mode()
+    if disk_mb is None or mode == "off":
+        (root / "disk").mkdir()
+        return SampleDisk(root / "disk", None, "none")
+    limit = disk_mb * 1024 * 1024
+    wants_loop = mode == "loop" or (mode == "auto" and os.geteuid() == 0 and not _loop_broken)
+    if wants_loop:
+        try:
+            return _loop_disk(root, limit)
+        except OSError as ex:
+            if mode == "loop":
+                raise
+            _loop_broken = str(ex)
+            logger.warning("disk quotas by loop image unavailable here (%s): watching instead", ex)
+            shutil.rmtree(root / "disk", ignore_errors=True)
+    (root / "disk").mkdir()
+    return SampleDisk(root / "disk", limit, "watch")

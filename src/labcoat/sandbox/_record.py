@@ -1,0 +1,70 @@
+"""What the sandbox saw, written into the sample's Inspect record as it happens.
+
+The proxy and the disk watcher run in the harness, outside any sample's context, so
+their observations are collected here, after each command and before grading: every
+request through the proxy (allowed, refused, failed) and every time the disk quota was
+reached. They go to the sample's store (`labcoat:network`, `labcoat:disk`), which the
+log keeps, and as info events to the transcript, where `inspect view` shows them at the
+point of the run they happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from labcoat.sandbox._session import BwrapSession
+
+NETWORK_KEY = "labcoat:network"
+DISK_KEY = "labcoat:disk"
+MAX_NETWORK_ENTRIES = 2000
+
+
+def _sample_store() -> Any | None:
+    """The current sample's own store (not a sub-agent's), or None outside a sample."""
+    from inspect_ai.solver._task_state import sample_state
+
+    state = sample_state()
+    return state.store if state is not None else None
+
+
+def _info(data: dict[str, Any], source: str) -> None:
+    from inspect_ai.log import transcript
+
+    with contextlib.suppress(Exception):
+        transcript().info(data, source=source)
+
+
+def record_sandbox_events(session: BwrapSession) -> None:
+    """Move what the proxy and the disk quota saw since the last call into the record."""
+    store = _sample_store()
+    if store is None:
+        return
+    new = session.network_log(start=session.network_seen)
+    if new:
+        session.network_seen += len(new)
+        kept: list[dict[str, Any]] = store.get(NETWORK_KEY, [])
+        room = MAX_NETWORK_ENTRIES - len(kept)
+        store.set(NETWORK_KEY, kept + new[: max(0, room)])
+        refused = [e for e in new if e.get("outcome") == "refused"]
+        _info({"network": new, "refused": len(refused)}, source="labcoat.network")
+    disk = session.disk
+    if disk is None or disk.limit_bytes is None:
+        return
+    full = disk.full()
+    events = disk.exceeded[session.disk_reported :]
+    record = store.get(DISK_KEY) or {
+        "mechanism": disk.mechanism,
+        "limit_bytes": disk.limit_bytes,
+        "exceeded": [],
+        "full": False,
+    }
+    if events or (full and not record["full"]):
+        session.disk_reported += len(events)
+        record = {**record, "exceeded": record["exceeded"] + events, "full": record["full"] or full}
+        _info(
+            {"disk_quota": {"limit_bytes": disk.limit_bytes, "stops": events, "full": full}},
+            source="labcoat.disk",
+        )
+    store.set(DISK_KEY, record)
