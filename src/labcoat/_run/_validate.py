@@ -66,8 +66,6 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
     if result.errors:
         reasons = "; ".join(result.error_reasons[:2])
         problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
-    if result.integrity_flags:
-        problems.append(f"{agent}: integrity flag ({result.integrity_flags[0]})")
     value = result.normalized_mean
     if value is None and agent == "noop" and result.raw_mean is not None:
         value = result.raw_mean  # a task without normalization: nothing done must read 0
