@@ -308,7 +308,7 @@ def test_scoring_the_solution_broke_is_the_worst_outcome_and_flagged(
         assert words in flag, (task, flag)
     results = {r.task_id: r for r in collect_results([log])}
     assert results["solution_check/hang"].normalized_mean == 0.0  # counted, not left out
-    assert results["solution_check/hang"].integrity_flags
+    assert results["solution_check/hang"].flagged
 
 
 def test_a_protected_file_the_agent_replaces_is_put_back_before_scoring(
