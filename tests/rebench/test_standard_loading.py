@@ -23,6 +23,7 @@ from labcoat.families.rebench import (
 )
 from labcoat.families.rebench._build import defines_install, load_build_steps
 from labcoat.families.rebench._secrets import declared_secrets
+from labcoat.sandbox import DEFAULT_DISK_MB
 
 
 def _ids(root: Path) -> dict[str, str | None]:
@@ -112,17 +113,18 @@ def test_install_and_secrets_are_read_from_the_source(tmp_path: Path) -> None:
 def test_manifest_resources_with_sidecar_overrides(tmp_path: Path) -> None:
     family = copy_family("machine_check", tmp_path)
     small = task_resources(TaskFamilyDir(family), "small")
-    assert (small.memory_mb, small.cpus, small.gpus) == (1024, 1, 0)
+    assert (small.memory_mb, small.cpus, small.gpus, small.disk_mb) == (1024, 1, 0, 2048)
     gpu = task_resources(TaskFamilyDir(family), "gpu")
     assert (gpu.memory_mb, gpu.cpus, gpu.gpus, gpu.gpu_model) == (4096, None, 1, "h100")
+    assert gpu.disk_mb == DEFAULT_DISK_MB
     # labcoat.yaml may override a figure; what it leaves out comes from the manifest
     (family / "labcoat.yaml").write_text(
         "tasks:\n  small:\n    title: small\n"
         "    score: {start: 0, reference: 1, higher_is_better: true}\n"
-        "    resources: {memory_gb: 2}\n"
+        "    resources: {memory_gb: 2, disk_gb: 3}\n"
     )
     small = task_resources(TaskFamilyDir(family), "small")
-    assert (small.memory_mb, small.cpus) == (2048, 1)
+    assert (small.memory_mb, small.cpus, small.disk_mb) == (2048, 1, 3072)
 
 
 def test_missing_secrets_fail_before_the_run_naming_them(

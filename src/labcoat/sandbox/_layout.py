@@ -93,11 +93,14 @@ def _write_identity_files(dirs: SampleDirs) -> None:
     )
     (dirs.etc / "hosts").write_text("127.0.0.1\tlocalhost labcoat\n::1\tlocalhost\n")
     (dirs.etc / "hostname").write_text("labcoat\n")
-    # a login shell (`bash -l`) keeps the sandbox's environment: the host's /etc/profile
-    # would reset PATH and hide the task's Python environment
+    # a login shell (`bash -l`, `runuser --login`) keeps the sandbox's environment: the
+    # host's /etc/profile would reset PATH and hide the task's Python environment, so the
+    # sandbox's own profile reads only /etc/profile.d (where write_login_profile puts it)
     (dirs.etc / "profile").write_text(
         "# labcoat: the sandbox's environment (PATH, the task's venv) is set by the harness\n"
         "umask 022\n"
+        "for script in /etc/profile.d/*.sh; do [ -r \"$script\" ] && . \"$script\"; done\n"
+        "unset script\n"
     )
 
 
