@@ -8,8 +8,13 @@ from typing import Any
 import click
 import yaml
 
-from labcoat.families import family_names
+from labcoat.families import family_module, family_names
+from labcoat.families._params import check_task_args
 from labcoat.families._sandbox import SANDBOX_KINDS
+
+COUNT = click.IntRange(min=1)
+"""Counts and whole-second limits: 0 would hang (max samples) or stop at once (limits)."""
+POSITIVE = click.FloatRange(min=0, min_open=True)
 
 
 def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -34,7 +39,7 @@ def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
     fn = click.option("--log-dir", metavar="DIR", help="Where the .eval logs go.")(fn)
     fn = click.option(
-        "--max-samples", type=int, metavar="N", help="Samples run at once (default: Inspect's)."
+        "--max-samples", type=COUNT, metavar="N", help="Samples run at once (default: Inspect's)."
     )(fn)
     return fn
 
@@ -51,23 +56,23 @@ def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         metavar="FILE",
         help="Model prices ($ per million tokens), YAML or JSON.",
     )(fn)
-    fn = click.option("--message-limit", type=int, metavar="N", help="Messages per sample.")(fn)
+    fn = click.option("--message-limit", type=COUNT, metavar="N", help="Messages per sample.")(fn)
     fn = click.option(
         "--cost-limit",
-        type=float,
+        type=POSITIVE,
         metavar="DOLLARS",
         help="Model cost per sample; refuses to start if a price is unknown.",
     )(fn)
-    fn = click.option("--token-limit", type=int, metavar="N", help="Tokens per sample.")(fn)
+    fn = click.option("--token-limit", type=COUNT, metavar="N", help="Tokens per sample.")(fn)
     fn = click.option(
         "--working-limit",
-        type=int,
+        type=COUNT,
         metavar="SECONDS",
         help="Working time per sample (excludes waiting on retries).",
     )(fn)
     fn = click.option(
         "--time-limit",
-        type=int,
+        type=COUNT,
         metavar="SECONDS",
         help="Wall time per sample (default: each task's own budget).",
     )(fn)
@@ -85,8 +90,28 @@ def parse_task_args(pairs: tuple[str, ...], family: str | None) -> dict[str, dic
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise click.UsageError(f"-T {pair!r}: expected KEY=VALUE")
-        args[key.strip()] = yaml.safe_load(value)
-    return {family: args}
+        args[key.strip()] = _yaml_value(f"-T {pair}", value)
+    task_fn = getattr(family_module(family), family)
+    return {family: check_task_args(task_fn, family, args)}
+
+
+def _yaml_value(where: str, value: str) -> Any:
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError as ex:
+        problem = " ".join(str(getattr(ex, "problem", None) or ex).split())
+        raise click.UsageError(f"{where}: not a YAML value ({problem})") from None
+
+
+def parse_model_args(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`-M key=value` pairs (YAML values) for the model's provider."""
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(f"-M {pair!r}: expected KEY=VALUE")
+        args[key.strip()] = _yaml_value(f"-M {pair}", value)
+    return args
 
 
 def parse_model_roles(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -9,17 +9,22 @@ import sys
 import click
 
 from labcoat._cli._options import (
+    COUNT,
     budget_options,
+    parse_model_args,
     parse_model_roles,
     parse_task_args,
     run_options,
     selection_options,
 )
+from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_results
+from labcoat._errors import LabcoatError
 from labcoat._run._execute import RunOptions, run_entries
+from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat.agents import AGENT_NAMES, check_agent_name
-from labcoat.agents.research._tools.web import PROVIDER_ENV
+from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 
 
 @click.command("eval")
@@ -40,7 +45,15 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV
     metavar="ROLE=MODEL",
     help="A model for a role, e.g. grader=openai/gpt-5-mini (PaperBench's llm judge).",
 )
-@click.option("--epochs", type=int, metavar="N", help="Runs per task.")
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An argument of the model's provider, e.g. -M script=turns.yaml (labcoat/scripted).",
+)
+@click.option("--epochs", type=COUNT, metavar="N", help="Runs per task.")
 @click.option(
     "-T",
     "--task-arg",
@@ -64,6 +77,7 @@ def command(
     agent: str,
     model: str | None,
     model_roles: tuple[str, ...],
+    model_args: tuple[str, ...],
     epochs: int | None,
     task_arg: tuple[str, ...],
     sandbox: str,
@@ -83,8 +97,14 @@ def command(
     check_agent_name(agent)
     if search_provider:
         os.environ[PROVIDER_ENV] = search_provider  # read by the agent in this process only
-    entries = selected_entries(target, list(task_ids), family)
+        try:
+            SearchProvider.from_env()  # a bad spec is one line now, not mid-run
+        except LabcoatError:
+            raise LabcoatError(
+                f"--search-provider {search_provider!r}: expected searxng:URL or tavily"
+            ) from None
     family_args = parse_task_args(task_arg, family)
+    entries = selected_entries(target, list(task_ids), family)
     if idea_hint:
         family_args.setdefault("researchgym", {})["idea_hint"] = True
     options = RunOptions(
@@ -104,8 +124,10 @@ def command(
         model_cost_config=model_cost_config,
         task_args=family_args,
         model_roles=parse_model_roles(model_roles),
+        model_args=parse_model_args(model_args),
     )
-    success, results = run_entries(target, entries, options)
+    with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
+        success, results = run_entries(target, entries, options)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     else:

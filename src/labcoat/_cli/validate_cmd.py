@@ -10,8 +10,10 @@ from dataclasses import replace
 import click
 
 from labcoat._cli._options import run_options, selection_options
+from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_verdicts
 from labcoat._run._execute import RunOptions, run_entries
+from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat._run._validate import judge
 
@@ -44,12 +46,13 @@ def command(
     # own work on other samples doesn't land in their measurements
     timed = [e for e in entries if e.extra.get("timing_sensitive")]
     untimed = [e for e in entries if not e.extra.get("timing_sensitive")]
-    results = run_entries(target, untimed, options)[1] if untimed else []
-    if timed:
-        serial = replace(
-            options, log_dir=f"{options.log_dir}/timing-sensitive", max_samples=1, max_tasks=1
-        )
-        results += run_entries(target, timed, serial)[1]
+    with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
+        results = run_entries(target, untimed, options)[1] if untimed else []
+        if timed:
+            serial = replace(
+                options, log_dir=f"{options.log_dir}/timing-sensitive", max_samples=1, max_tasks=1
+            )
+            results += run_entries(target, timed, serial)[1]
     verdicts = judge(entries, results)
     if as_json:
         click.echo(json.dumps([v.to_json() for v in verdicts], indent=2))

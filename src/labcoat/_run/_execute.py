@@ -7,8 +7,9 @@ from typing import Any
 
 from inspect_ai import eval_set
 
-from labcoat._errors import LabcoatError
+from labcoat._errors import Interrupted, LabcoatError
 from labcoat._run._costs import load_prices, register_prices, require_price
+from labcoat._run._models import check_model
 from labcoat._run._results import TaskResult, collect_results
 from labcoat._run._tasks import build_tasks
 from labcoat.families import TaskEntry
@@ -31,17 +32,32 @@ class RunOptions:
     """Per-sample budgets for the agent: time, working, token, cost, message."""
     model_cost_config: str | None = None
     model_roles: dict[str, str] | None = None
+    model_args: dict[str, Any] | None = None
+
+
+def check_run_options(options: RunOptions) -> None:
+    """Everything about the options that can be wrong, found before a sandbox starts."""
+    needs_model = [a for a in options.agents if a not in ("oracle", "noop")]
+    if needs_model and not options.model:
+        raise LabcoatError(
+            f"the {needs_model[0]} agent needs a model: pass --model (e.g. openai/gpt-5, "
+            "or labcoat/scripted to try it offline)"
+        )
+    if options.model:
+        check_model(options.model, model_args=options.model_args)
+    for role, model in (options.model_roles or {}).items():
+        check_model(model, f"--model-role {role}={model}")
 
 
 def run_entries(
     target: str, entries: list[TaskEntry], options: RunOptions
 ) -> tuple[bool, list[TaskResult]]:
-    """Run every agent on every entry as one eval set (re-running resumes it)."""
-    needs_model = [a for a in options.agents if a not in ("oracle", "noop")]
-    if needs_model and not options.model:
-        raise LabcoatError(
-            f"the {needs_model[0]} agent needs a model: pass --model (e.g. openai/gpt-5)"
-        )
+    """Run every agent on every entry as one eval set (re-running resumes it).
+
+    Ctrl-C or SIGTERM: Inspect cancels the running samples (their sandboxes are torn
+    down) and marks the logs cancelled; this raises `Interrupted`, saying where.
+    """
+    check_run_options(options)
     limits = {f"{k}_limit": v for k, v in (options.limits or {}).items() if v is not None}
     prices = load_prices(options.model_cost_config) if options.model_cost_config else {}
     register_prices(prices)
@@ -59,10 +75,22 @@ def run_entries(
     tasks = []
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
-    success, logs = eval_set(
+    try:
+        success, logs = _eval_set(tasks, options, limits)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
+            "run the same command again to finish them"
+        ) from None
+    return success and not broken, collect_results(logs) + not_run
+
+
+def _eval_set(tasks: list[Any], options: RunOptions, limits: dict[str, Any]) -> tuple[bool, Any]:
+    return eval_set(
         tasks,
         log_dir=options.log_dir,
         model=options.model or NO_MODEL,
+        model_args=options.model_args or {},
         epochs=options.epochs,
         max_samples=options.max_samples,
         max_tasks=options.max_tasks,
@@ -74,4 +102,3 @@ def run_entries(
         continue_on_fail=True,
         **limits,
     )
-    return success and not broken, collect_results(logs) + not_run

@@ -21,6 +21,7 @@ from inspect_ai.util import sandbox
 
 from labcoat._errors import LabcoatError
 from labcoat.agents import agent_solver
+from labcoat.families._params import task_parameters
 from labcoat.families._registry import select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
@@ -153,6 +154,11 @@ def _no_tools(metadata: dict[str, Any]) -> list[Tool]:
 
 
 @task
+@task_parameters(
+    choices={"judge": JUDGES},
+    positive=("time_limit_minutes", "reproduce_timeout_minutes", "memory_gb"),
+    non_negative=("reproduce_retries",),
+)
 def paperbench(
     target: str = "mini",
     tasks: str | list[str] | None = None,
