@@ -74,7 +74,14 @@ class _Signals:
 
     def _on_term(self, signum: int, frame: Any) -> None:
         self.received = signum
-        signal.raise_signal(signal.SIGINT)  # asyncio's Ctrl-C path: cancel, clean up, raise
+        # whatever handles Ctrl-C now (asyncio's: cancel the run, clean up, then raise
+        # KeyboardInterrupt); called directly, as SIGINT itself may be ignored (a job
+        # started in the background by a shell)
+        on_int = signal.getsignal(signal.SIGINT)
+        if callable(on_int):
+            on_int(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
 
     @contextmanager
     def handled(self) -> Iterator[None]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import eval_set
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 from labcoat._errors import Interrupted, LabcoatError
 from labcoat._run._costs import load_prices, register_prices, require_price
@@ -75,14 +77,34 @@ def run_entries(
     tasks = []
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
+    interrupted = Interrupted(
+        f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
+        "run the same command again to finish them"
+    )
     try:
         success, logs = _eval_set(tasks, options, limits)
     except KeyboardInterrupt:
-        raise Interrupted(
-            f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
-            "run the same command again to finish them"
-        ) from None
+        raise interrupted from None
+    # Inspect may also return normally from a cancelled run (with fewer logs): the logs
+    # on disk say so
+    if any(log.status == "cancelled" for log in logs) or _cancelled_logs(options.log_dir):
+        raise interrupted
+    if len(logs) < len(tasks):
+        raise LabcoatError(
+            f"Inspect returned logs for {len(logs)} of {len(tasks)} task(s); "
+            f"see the logs in {options.log_dir} (`inspect view --log-dir {options.log_dir}`)"
+        )
     return success and not broken, collect_results(logs) + not_run
+
+
+def _cancelled_logs(log_dir: str) -> list[str]:
+    """The logs directly in `log_dir` that Inspect marked cancelled (an interrupted run)."""
+    found = []
+    for info in list_eval_logs(log_dir, recursive=False):
+        with contextlib.suppress(Exception):  # a log being written, or not a log
+            if read_eval_log(info.name, header_only=True).status == "cancelled":
+                found.append(info.name)
+    return found
 
 
 def _eval_set(tasks: list[Any], options: RunOptions, limits: dict[str, Any]) -> tuple[bool, Any]:

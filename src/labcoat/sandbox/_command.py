@@ -185,7 +185,7 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
             args += ["--symlink", os.readlink(host), host]
         elif os.path.exists(host):
             args += ["--ro-bind", host, host]
-    for name in ("passwd", "group", "hosts", "hostname"):
+    for name in ("passwd", "group", "hosts", "hostname", "profile.d"):
         args += ["--ro-bind", str(dirs.etc / name), f"/etc/{name}"]
     return args
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import logging
 import os
 import posixpath
 import shutil
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +18,16 @@ from typing import Any
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
 
 AGENT_UID = 1000
+SAMPLE_PREFIX = "sample-"
+OWNER_FILE = ".owner"
+"""Locked (flock) by the process that runs the sample, for as long as it runs."""
+KEPT_FILE = ".kept"
+"""Marks a folder kept on purpose (LABCOAT_KEEP_SANDBOXES=1): never swept."""
+LEGACY_AGE_S = 6 * 3600
+"""A folder without an owner file (made by an older labcoat) counts as left behind only
+when this old and nothing runs in its cgroup."""
+
+logger = logging.getLogger(__name__)
 
 
 def sandboxes_root() -> Path:
@@ -77,6 +91,14 @@ def _write_identity_files(dirs: SampleDirs) -> None:
     (dirs.etc / "group").write_text(f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n")
     (dirs.etc / "hosts").write_text("127.0.0.1\tlocalhost labcoat\n::1\tlocalhost\n")
     (dirs.etc / "hostname").write_text("labcoat\n")
+    # /etc/profile resets PATH for login shells (`bash -l`): put the task's Python
+    # environment and labcoat's tools back in front, as in every other command
+    (dirs.etc / "profile.d").mkdir(exist_ok=True)
+    (dirs.etc / "profile.d" / "labcoat.sh").write_text(
+        'PATH="/opt/labcoat/bin:$PATH"\n'
+        'if [ -n "${VIRTUAL_ENV-}" ]; then PATH="$VIRTUAL_ENV/bin:$PATH"; fi\n'
+        "export PATH\n"
+    )
 
 
 def chown_tree(path: Path, uid: int, gid: int) -> None:
@@ -116,3 +138,57 @@ def give_to_agent(path: Path) -> None:
 
     if privileged():
         chown_tree(path, AGENT_UID, AGENT_UID)
+
+
+def claim(root: Path) -> int:
+    """Mark a sample folder as this process's: a lock the kernel releases when the process
+    dies, however it dies (kill -9 included). Keep the descriptor open while it runs."""
+    fd = os.open(root / OWNER_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _owner_gone(root: Path, busy: Callable[[str], bool | None]) -> bool:
+    try:
+        fd = os.open(root / OWNER_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        # no owner file: an older labcoat made it (or a run is creating it right now)
+        with contextlib.suppress(OSError):
+            old = time.time() - root.stat().st_mtime > LEGACY_AGE_S
+            return old and not busy(f"labcoat-{root.name}")
+        return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # its owner still runs
+    finally:
+        os.close(fd)
+    return True
+
+
+def sweep_left_behind(
+    root: Path, busy: Callable[[str], bool | None], remove_cgroup: Callable[[str], None]
+) -> list[str]:
+    """Remove the sample folders (and their cgroups) of runs that died without cleaning up.
+
+    `busy(cgroup name)` says whether processes still run in a cgroup (None: no cgroup);
+    `remove_cgroup(name)` kills what is left in one and removes it.
+    """
+    swept = []
+    for folder in sorted(root.glob(f"{SAMPLE_PREFIX}*")):
+        if not folder.is_dir() or (folder / KEPT_FILE).exists():
+            continue
+        if not _owner_gone(folder, busy):
+            continue
+        try:
+            remove_cgroup(f"labcoat-{folder.name}")
+        except OSError as ex:
+            logger.debug("could not remove the cgroup of %s: %s", folder, ex)
+        shutil.rmtree(folder, ignore_errors=True)
+        swept.append(folder.name)
+    if swept:
+        logger.info("removed %d sandbox folder(s) left by runs that died", len(swept))
+    return swept

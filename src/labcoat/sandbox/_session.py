@@ -39,14 +39,18 @@ from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
 from labcoat.sandbox._environment import BuiltEnvironment, ensure_environment
 from labcoat.sandbox._layout import (
     AGENT,
+    KEPT_FILE,
     ROOT,
+    SAMPLE_PREFIX,
     SampleDirs,
     User,
     chown_tree,
+    claim,
     prepare_dirs,
     sandboxes_root,
+    sweep_left_behind,
 )
-from labcoat.sandbox._limits import Cgroup, Wanted, create_cgroup, rlimits
+from labcoat.sandbox._limits import Cgroup, Wanted, create_cgroup, existing_cgroup, rlimits
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._proxy import (
     SANDBOX_PROXY_PORT,
@@ -72,6 +76,31 @@ _ERRORS: dict[str, type[Exception]] = {
     "PermissionError": PermissionError,
     "FileExistsError": FileExistsError,
 }
+
+
+_swept = False
+
+
+def _cgroup_busy(name: str) -> bool | None:
+    group = existing_cgroup(name)
+    return None if group is None else bool(group.pids())
+
+
+def _remove_cgroup(name: str) -> None:
+    group = existing_cgroup(name)
+    if group is not None:
+        group.remove()
+
+
+async def sweep_once() -> None:
+    """At the first sandbox of a process: remove what runs that died left behind."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    await anyio.to_thread.run_sync(
+        lambda: sweep_left_behind(sandboxes_root(), _cgroup_busy, _remove_cgroup)
+    )
 
 
 def bwrap_path() -> str:
@@ -107,6 +136,7 @@ class BwrapSession:
         self._proxy: FilteringProxy | None = None
         self._job_owner: dict[int, User] = {}
         self._start_lock = anyio.Lock()
+        self._owner_fd: int | None = None
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -125,10 +155,18 @@ class BwrapSession:
     async def _create(
         cls, config: BwrapConfig, environment: BuiltEnvironment | None
     ) -> BwrapSession:
-        dirs = SampleDirs(Path(tempfile.mkdtemp(prefix="sample-", dir=sandboxes_root())))
-        wanted = Wanted(config.memory_mb, config.pids, config.cpus)
-        cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
-        session = cls(config, dirs, environment, cgroup)
+        await sweep_once()
+        dirs = SampleDirs(Path(tempfile.mkdtemp(prefix=SAMPLE_PREFIX, dir=sandboxes_root())))
+        owner = claim(dirs.root)
+        try:
+            wanted = Wanted(config.memory_mb, config.pids, config.cpus)
+            cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
+            session = cls(config, dirs, environment, cgroup)
+        except BaseException:
+            shutil.rmtree(dirs.root, ignore_errors=True)
+            os.close(owner)
+            raise
+        session._owner_fd = owner
         try:
             prepare_dirs(dirs, config, session.privileged)
             if proxied_network(config):
@@ -271,6 +309,12 @@ class BwrapSession:
             await anyio.to_thread.run_sync(
                 lambda: shutil.rmtree(self.dirs.root, ignore_errors=True)
             )
+        else:  # kept on purpose: the next run's sweep leaves it alone
+            with contextlib.suppress(OSError):
+                (self.dirs.root / KEPT_FILE).touch()
+        if self._owner_fd is not None:
+            os.close(self._owner_fd)
+            self._owner_fd = None
 
     # --- requests ----------------------------------------------------------------------
 
