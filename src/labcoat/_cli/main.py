@@ -144,4 +144,3 @@ def main(argv: list[str] | None = None) -> None:
             f"internal error: {type(ex).__name__}: {ex} (run with --debug for the traceback)",
             1,
         )
-    sys.exit(0)

@@ -26,6 +26,10 @@ class _PlainProgress:
             click.echo(f"labcoat report: {STAGES.get(stage, stage)} {done}/{total}", err=True)
 
 
+def _warn(message: str) -> None:
+    click.echo(f"labcoat report: warning: skipped {message}", err=True)
+
+
 @click.command("report")
 @click.argument("log_dirs", nargs=-1, required=True, metavar="LOGDIR...")
 @click.option(
@@ -69,7 +73,13 @@ def command(
     from labcoat.report import write_report  # pandas loads only for this command
 
     start = time.monotonic()
-    kwargs = dict(humans=humans, view_url=view_url, human_hourly_usd=human_hourly_usd, title=title)
+    kwargs = dict(
+        humans=humans,
+        view_url=view_url,
+        human_hourly_usd=human_hourly_usd,
+        title=title,
+        warn=_warn,
+    )
     if sys.stderr.isatty():
         columns = (
             TextColumn("{task.description}"),
