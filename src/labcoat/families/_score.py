@@ -8,9 +8,11 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Any
 
-from inspect_ai.scorer import Score
+from inspect_ai.scorer import Metric, SampleScore, Score, metric
 
 RAW = "raw"
 NORMALIZED = "normalized"
@@ -43,3 +45,37 @@ def raw_of(score: Score | None) -> float | None:
         return None
     value = score.value.get(RAW)
     return float(value) if isinstance(value, int | float) else None
+
+
+def _known(scores: list[SampleScore]) -> list[float]:
+    values = (s.score.value for s in scores)
+    return [
+        float(v)
+        for v in values
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+
+
+@metric
+def mean_scored() -> Metric:
+    """Mean over the samples that have this figure (a `raw` of None — no valid score — is
+    left out, where Inspect's `mean` would warn and count it as 0)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        known = _known(scores)
+        return sum(known) / len(known) if known else math.nan
+
+    return compute
+
+
+@metric
+def stderr_scored() -> Metric:
+    """Standard error of the mean over the samples that have this figure."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        known = _known(scores)
+        if len(known) < 2:
+            return 0.0 if known else math.nan
+        return statistics.stdev(known) / math.sqrt(len(known))
+
+    return compute

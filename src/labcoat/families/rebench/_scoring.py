@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import transcript
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, tool
 from inspect_ai.util import store
 
 from labcoat._util.progress import run_progress
-from labcoat.families._score import NORMALIZED, RAW, research_score
+from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.rebench._family import AGENT_HOME, TaskFamilyDir, run_operation
 from labcoat.grading import agent_workspace, exclusive_machine, stop_agent_processes
 
@@ -127,7 +127,7 @@ def _final_raw(sample: SampleTask, log: list[dict[str, Any]]) -> float | None:
     return better(valid)
 
 
-@scorer(metrics={NORMALIZED: [mean(), stderr()], RAW: [mean()]})
+@scorer(metrics={NORMALIZED: [mean_scored(), stderr_scored()], RAW: [mean_scored()]})
 def rebench_scorer():
     """Final score after the agent stops, computed in a fresh protected sandbox."""
 
