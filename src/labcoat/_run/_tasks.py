@@ -13,6 +13,11 @@ from labcoat.families import TaskEntry, discover, family_module, select
 from labcoat.sandbox import bwrap_path
 from labcoat.suites import resolve_target
 
+NO_TASKS = (
+    "no tasks found (expected METR task families, a ResearchCodeBench pset, PaperBench "
+    "papers or ResearchGym task folders, or a suite holding them)"
+)
+
 
 def selected_entries(
     target: str, task_ids: list[str] | None, family: str | None
@@ -20,7 +25,7 @@ def selected_entries(
     entries = select(discover(resolve_target(target)), task_ids, family)
     if not entries:
         where = f" of family {family}" if family else ""
-        raise LabcoatError(f"{target}: no tasks{where} found")
+        raise LabcoatError(f"{target}: {NO_TASKS}{where}")
     return entries
 
 

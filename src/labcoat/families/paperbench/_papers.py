@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.text_file import read_text
 from labcoat._util.yaml_file import read_yaml
 from labcoat.families._entry import TaskEntry
 from labcoat.families.paperbench._rubric import (
@@ -93,7 +94,7 @@ class Paper:
 
 
 def _read_optional(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    return read_text(path) if path.is_file() else None
 
 
 def is_paper_dir(path: Path) -> bool:
@@ -133,7 +134,7 @@ def read_blacklist(file: Path) -> tuple[str, ...]:
     """URLs the agent may not use, one per line; a file that says `none` (or is absent) is empty."""
     if not file.is_file():
         return ()
-    lines = [ln.strip() for ln in file.read_text(encoding="utf-8").splitlines()]
+    lines = [ln.strip() for ln in read_text(file).splitlines()]
     entries = [ln for ln in lines if ln and not ln.startswith("#")]
     if [e.lower() for e in entries] == ["none"]:
         return ()
@@ -146,7 +147,7 @@ def read_split(file: str | Path) -> list[str]:
     if not file.is_file():
         raise TaskDataError(file, None, "split file not found")
     ids: list[str] = []
-    for ln in file.read_text(encoding="utf-8").splitlines():
+    for ln in read_text(file).splitlines():
         ln = ln.split("#", 1)[0].strip()
         if ln and ln not in ids:
             ids.append(ln)
@@ -168,8 +169,11 @@ def find_paper_dirs(root: Path) -> list[Path]:
         return []
     if is_paper_dir(root):
         return [root]
-    base = root / "papers" if (root / "papers").is_dir() else root
-    return sorted(d for d in base.iterdir() if d.is_dir() and is_paper_dir(d))
+    if (root / "papers").is_dir():
+        # in a papers/ folder, a config.yaml makes a paper folder: one that lost its rubric
+        # is reported by load_paper, not silently left out
+        return sorted(d for d in (root / "papers").iterdir() if (d / CONFIG).is_file())
+    return sorted(d for d in root.iterdir() if d.is_dir() and is_paper_dir(d))
 
 
 def load_papers(root: Path) -> list[Paper]:
@@ -183,10 +187,24 @@ def load_papers(root: Path) -> list[Paper]:
     return papers
 
 
+def check_task_data(paper: Paper) -> None:
+    """What a run of the paper needs, checked when it is loaded rather than mid-run: the
+    paper's text (the agent is told it is there), and a sidecar that fits the rubric."""
+    if not (paper.path / "paper.md").is_file() and paper.paper_pdf is None:
+        raise TaskDataError(
+            paper.path / "paper.md", None, "file not found (the agent needs paper.md or paper.pdf)"
+        )
+    if paper.sidecar_path is not None:
+        from labcoat.families.paperbench._sidecar import load_sidecar
+
+        load_sidecar(paper.sidecar_path, paper.rubric)
+
+
 def discover(root: Path) -> list[TaskEntry]:
     """One task per paper folder under `root`; [] when `root` is not in PaperBench's format."""
     entries = []
     for paper in load_papers(root):
+        check_task_data(paper)
         stats = rubric_stats(paper.rubric)
         entries.append(
             TaskEntry(

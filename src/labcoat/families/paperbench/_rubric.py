@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from labcoat._errors import TaskDataError
+from labcoat._util.text_file import read_text
 
 CODE_DEVELOPMENT = "Code Development"
 CODE_EXECUTION = "Code Execution"
@@ -147,12 +148,7 @@ def parse_tree(data: Any, file: str | Path, cls: type[N], extra: ExtraFields | N
 
 def read_json(file: str | Path) -> Any:
     path = Path(file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskDataError(path, None, "file not found") from None
-    except OSError as ex:
-        raise TaskDataError(path, None, f"cannot read: {ex.strerror or ex}") from None
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as ex:
@@ -201,6 +197,12 @@ def _parse_node(data: Any, file: str, path: NodePath, cls: type[N], extra: Extra
         _parse_node(c, file, (*path, i), cls, extra) for i, c in enumerate(raw_children)
     )
 
+    if children and not any(c.weight for c in children):
+        raise TaskDataError(
+            file,
+            node_field(path, "sub_tasks"),
+            "every sub-task has weight 0, so this node can never score",
+        )
     category = data.get("task_category")
     if children:
         if category is not None:
