@@ -19,7 +19,7 @@ EXTRA_MODULES: dict[str, str] = {
     "mistral": "mistralai",
     "groq": "groq",
     "grok": "xai_sdk",
-    "bedrock": "aioboto3",
+    "bedrock": "aiobotocore",
 }
 
 # Inspect provider (the part of a model name before the first /) -> labcoat extra

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,21 @@ from labcoat.families._sandbox import SANDBOX_KINDS
 
 COUNT = click.IntRange(min=1)
 """Counts and whole-second limits: 0 would hang (max samples) or stop at once (limits)."""
-POSITIVE = click.FloatRange(min=0, min_open=True)
+
+
+class PositiveNumber(click.FloatRange):
+    """A finite number > 0 (click's FloatRange lets nan and inf through)."""
+
+    name = "positive number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+POSITIVE = PositiveNumber(min=0, min_open=True)
 
 
 def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -27,7 +27,7 @@ def command(target: str, family: str | None, as_json: bool) -> None:
     broken = [e for e in entries if e.problem]
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
-    else:
+    elif len(broken) < len(entries):  # nothing to list when every task is broken
         table = Table(title=f"{len(entries) - len(broken)} task(s) in {target}")
         for column in ("id", "family", "title", "samples"):
             table.add_column(column, overflow="fold")

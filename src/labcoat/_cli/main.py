@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> None:
             cli.main(args=args, prog_name="labcoat", standalone_mode=False)
     except click.exceptions.Exit as ex:
         sys.exit(ex.exit_code)
+    except click.exceptions.NoArgsIsHelpError as ex:  # `labcoat`, `labcoat rubric`: help
+        click.echo(ex.ctx.get_help())
+        sys.exit(EXIT_USAGE)
     except click.exceptions.Abort:
         fail("interrupted", signals.exit_code())
     except click.ClickException as ex:

@@ -10,6 +10,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from labcoat._cli._options import POSITIVE
+
 STAGES = {"headers": "reading log headers", "samples": "reading samples", "report": "building"}
 
 
@@ -54,7 +56,7 @@ def _warn(message: str) -> None:
 )
 @click.option(
     "--human-hourly-usd",
-    type=float,
+    type=POSITIVE,
     metavar="USD",
     help="Cost of a human hour, for human runs whose CSV gives no cost.",
 )

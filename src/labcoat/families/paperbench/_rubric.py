@@ -127,8 +127,25 @@ class RubricNode:
 
 
 def load_rubric(file: str | Path) -> RubricNode:
-    """Load and validate a `rubric.json`; bad data raises TaskDataError naming the tree path."""
-    return parse_rubric(read_json(file), file)
+    """Load and validate a `rubric.json`; bad data raises TaskDataError naming the tree path.
+
+    A task's rubric must be able to score: a node whose sub-tasks all weigh 0 would score
+    0 whatever the submission does (graded trees, which may be anything, are not held to
+    this; see `parse_tree`)."""
+    rubric = parse_rubric(read_json(file), file)
+    _check_scorable(rubric, str(file))
+    return rubric
+
+
+def _check_scorable(node: RubricNode, file: str) -> None:
+    if node.sub_tasks and not any(child.weight for child in node.sub_tasks):
+        raise TaskDataError(
+            file,
+            node_field(node.origin, "sub_tasks"),
+            "every sub-task has weight 0, so this node can never score",
+        )
+    for child in node.sub_tasks:
+        _check_scorable(child, file)
 
 
 def parse_rubric(data: Any, file: str | Path = "rubric.json") -> RubricNode:
@@ -197,12 +214,6 @@ def _parse_node(data: Any, file: str, path: NodePath, cls: type[N], extra: Extra
         _parse_node(c, file, (*path, i), cls, extra) for i, c in enumerate(raw_children)
     )
 
-    if children and not any(c.weight for c in children):
-        raise TaskDataError(
-            file,
-            node_field(path, "sub_tasks"),
-            "every sub-task has weight 0, so this node can never score",
-        )
     category = data.get("task_category")
     if children:
         if category is not None:
