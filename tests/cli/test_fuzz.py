@@ -146,7 +146,7 @@ CASES = [
     c("validate-log-dir-in-use", "validate", "mini", "--task", "adaptive-huber", "--log-dir", "{locked}", says="in use"),
     # --- task data: one line naming the file (list, eval and check)
     c("data-pb-no-rubric", "list", "{pb_no_rubric}", says="rubric.json"),
-    c("data-pb-no-paper", "list", "{pb_no_paper}", says="paper.md"),
+    c("data-pb-no-paper", "eval", "{pb_no_paper}", "--agent", "oracle", "--log-dir", "{tmp}/logs", says="paper.md"),
     c("data-pb-rubric-not-utf8", "list", "{pb_rubric_not_utf8}", says=("rubric.json", "not UTF-8")),
     c("data-pb-rubric-not-json", "list", "{pb_rubric_not_json}", says=("rubric.json", "JSON")),
     c("data-pb-zero-weights", "list", "{pb_zero_weights}", says=("rubric.json", "weight 0")),

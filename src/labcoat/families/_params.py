@@ -29,11 +29,25 @@ OWN_OPTIONS = {"agent": "--agent", "sandbox": "--sandbox", "tasks": "--task", "t
 
 
 class TaskInputError(LabcoatError, PrerequisiteError):
-    """A bad task parameter (or bad task data) met while building an Inspect task."""
+    """A task function called with arguments it does not take."""
 
     def __init__(self, message: str) -> None:
         LabcoatError.__init__(self, message)
         self.message = message
+
+
+@functools.cache
+def _with_prerequisite(cls: type[LabcoatError]) -> type[LabcoatError]:
+    return type(cls.__name__, (cls, PrerequisiteError), {"__module__": cls.__module__})
+
+
+def visible_to_inspect(ex: LabcoatError) -> LabcoatError:
+    """The same error, also a PrerequisiteError: Inspect's CLI prints its message as one
+    line instead of a traceback, and callers catching its own class still catch it."""
+    if not isinstance(ex, PrerequisiteError):
+        ex.__class__ = _with_prerequisite(type(ex))
+        ex.message = str(ex)  # type: ignore[attr-defined]
+    return ex
 
 
 def _type_name(annotation: Any) -> str:
@@ -146,10 +160,8 @@ def task_parameters(
                     if values.get(key) is not None and values[key] < 0:
                         raise LabcoatError(f"-T {key}={values[key]!r}: must be 0 or more")
                 return fn(**values)
-            except TaskInputError:
-                raise
             except LabcoatError as ex:
-                raise TaskInputError(str(ex)) from None
+                raise visible_to_inspect(ex) from None
 
         return wrapper  # type: ignore[return-value]
 

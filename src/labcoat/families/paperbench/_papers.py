@@ -187,13 +187,16 @@ def load_papers(root: Path) -> list[Paper]:
     return papers
 
 
-def check_task_data(paper: Paper) -> None:
-    """What a run of the paper needs, checked when it is loaded rather than mid-run: the
-    paper's text (the agent is told it is there), and a sidecar that fits the rubric."""
+def require_paper_text(paper: Paper) -> None:
+    """The agent is told the paper is in its sandbox: a run needs paper.md or paper.pdf."""
     if not (paper.path / "paper.md").is_file() and paper.paper_pdf is None:
         raise TaskDataError(
             paper.path / "paper.md", None, "file not found (the agent needs paper.md or paper.pdf)"
         )
+
+
+def check_sidecar(paper: Paper) -> None:
+    """A judge-side sidecar must fit the rubric: found when listing, not when scoring."""
     if paper.sidecar_path is not None:
         from labcoat.families.paperbench._sidecar import load_sidecar
 
@@ -204,7 +207,7 @@ def discover(root: Path) -> list[TaskEntry]:
     """One task per paper folder under `root`; [] when `root` is not in PaperBench's format."""
     entries = []
     for paper in load_papers(root):
-        check_task_data(paper)
+        check_sidecar(paper)
         stats = rubric_stats(paper.rubric)
         entries.append(
             TaskEntry(

@@ -27,7 +27,14 @@ from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
 from labcoat.families.paperbench._judges import JUDGES
 from labcoat.families.paperbench._layout import PAPER_DIR, SUBMISSION_DIR, instructions
-from labcoat.families.paperbench._papers import FAMILY, Paper, discover, load_paper, read_split
+from labcoat.families.paperbench._papers import (
+    FAMILY,
+    Paper,
+    discover,
+    load_paper,
+    read_split,
+    require_paper_text,
+)
 from labcoat.families.paperbench._scoring import SampleSpec, paperbench_scorer
 from labcoat.families.paperbench._settings import (
     DEFAULT_MEMORY_GB,
@@ -155,7 +162,6 @@ def _no_tools(metadata: dict[str, Any]) -> list[Tool]:
 
 @task
 @task_parameters(
-    choices={"judge": JUDGES},
     positive=("time_limit_minutes", "reproduce_timeout_minutes", "memory_gb"),
     non_negative=("reproduce_retries",),
 )
@@ -230,7 +236,10 @@ def paperbench(
         memory_gb=memory_gb,
         reproduce_retries=reproduce_retries,
     )
-    samples = [_sample(load_paper(e.path), options) for e in entries]
+    papers = [load_paper(e.path) for e in entries]
+    for paper in papers:  # before any sandbox starts
+        require_paper_text(paper)
+    samples = [_sample(paper, options) for paper in papers]
     return Task(
         dataset=MemoryDataset(samples, name=f"paperbench-{Path(target).name}"),
         setup=paperbench_setup(),

@@ -84,7 +84,7 @@ def _solver(agent: str, mode: Mode) -> Solver:
 
 
 @task
-@task_parameters(choices={"mode": MODES}, positive=("timeout",))
+@task_parameters(positive=("timeout",))
 def researchcodebench(
     target: str = "mini",
     tasks: str | list[str] | None = None,
