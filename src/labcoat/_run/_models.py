@@ -3,6 +3,10 @@ and (for hosted APIs) a client Inspect can create, which is where a missing key 
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import socket
+import urllib.parse
 from typing import Any
 
 from labcoat._errors import LabcoatError, one_line
@@ -28,7 +32,17 @@ CREATE_TO_CHECK = (
     "mockllm",
     "none",
     "labcoat",
+    "openai-api",
 )
+# Providers that talk to a model server of the user's: (its URL variable, Inspect's
+# default URL, or None when Inspect starts the server itself from a package)
+SERVERS: dict[str, tuple[str, str | None, str | None]] = {
+    "ollama": ("OLLAMA_BASE_URL", "http://localhost:11434/v1", None),
+    "llama-cpp-python": ("LLAMA_CPP_PYTHON_BASE_URL", "http://localhost:8000/v1", None),
+    "vllm": ("VLLM_BASE_URL", None, "vllm"),
+    "vllm-completions": ("VLLM_BASE_URL", None, "vllm"),
+    "sglang": ("SGLANG_BASE_URL", None, "sglang"),
+}
 
 
 def known_providers() -> list[str]:
@@ -63,6 +77,9 @@ def check_model(
         raise LabcoatError(
             f"{where}: the {provider} provider needs the {extra} package: " + install_hint(extra)
         )
+    if provider in SERVERS:
+        _check_server(where, provider, model_args or {})
+        return
     if provider not in CREATE_TO_CHECK:
         return
     from inspect_ai._util.error import PrerequisiteError
@@ -76,3 +93,25 @@ def check_model(
         raise LabcoatError(f"{where}: {ex}") from None
     except Exception as ex:  # the provider's own complaint: a bad setting or argument
         raise LabcoatError(f"{where}: {type(ex).__name__}: {one_line(ex)}") from None
+
+
+def _check_server(where: str, provider: str, model_args: dict[str, Any]) -> None:
+    """A local model server must answer (or Inspect must be able to start one)."""
+    variable, default, package = SERVERS[provider]
+    url = model_args.get("base_url") or os.environ.get(variable) or default
+    if url is None:
+        if package is not None and importlib.util.find_spec(package) is None:
+            raise LabcoatError(
+                f"{where}: set {variable} to your {provider} server's URL (e.g. "
+                f"http://127.0.0.1:8000/v1), or install {package} for Inspect to start one"
+            )
+        return
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname or "localhost", port), timeout=3).close()
+    except OSError as ex:
+        raise LabcoatError(
+            f"{where}: no {provider} server answers at {url} ({ex.strerror or ex}); start "
+            f"it, or set {variable}"
+        ) from None
