@@ -22,7 +22,7 @@ from labcoat._cli._tables import print_results
 from labcoat._errors import LabcoatError
 from labcoat._run._execute import RunOptions, run_entries
 from labcoat._run._logdir import log_dir_lock
-from labcoat._run._tasks import default_log_dir, selected_entries
+from labcoat._run._tasks import eval_log_dir, selected_entries
 from labcoat.agents import AGENT_NAMES, check_agent_name
 from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 
@@ -112,7 +112,18 @@ def command(
         sandbox=sandbox,
         model=model,
         epochs=epochs,
-        log_dir=log_dir or default_log_dir("eval", target),
+        log_dir=log_dir
+        or eval_log_dir(
+            target,
+            agent,
+            model,
+            family=family,
+            tasks=sorted(task_ids),
+            task_args=family_args,
+            epochs=epochs,
+            model_args=model_args,
+            model_roles=model_roles,
+        ),
         max_samples=max_samples,
         limits={
             "time": time_limit,
