@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -140,10 +141,12 @@ def _mark(block: Block) -> pytest.param:
 
 
 def _workdir(tmp_path: Path) -> Path:
-    """A fresh folder with the checkout's sources beside (bench/, tests/, src/ are named
-    in commands), so what commands write stays out of the checkout."""
-    for name in ("src", "tests", "bench", "docs", "pyproject.toml"):
-        (tmp_path / name).symlink_to(ROOT / name)
+    """A fresh folder with copies of the checkout's sources (bench/, tests/, src/ are
+    named in commands): what commands write or remove stays out of the checkout."""
+    skip = shutil.ignore_patterns("__pycache__", ".ruff_cache", "*.pyc")
+    for name in ("src", "tests", "bench", "docs"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=skip)
+    shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
 
 

@@ -20,7 +20,7 @@ from labcoat._cli._options import (
 from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_results
 from labcoat._errors import LabcoatError
-from labcoat._run._execute import RunOptions, run_entries
+from labcoat._run._execute import RunOptions, check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import eval_log_dir, selected_entries
 from labcoat.agents import AGENT_NAMES, check_agent_name
@@ -137,6 +137,7 @@ def command(
         model_roles=parse_model_roles(model_roles),
         model_args=parse_model_args(model_args),
     )
+    check_run_options(options)  # before the log folder is made
     with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
         success, results = run_entries(target, entries, options)
     if as_json:

@@ -49,6 +49,10 @@ def check_run_options(options: RunOptions) -> None:
         check_model(options.model, model_args=options.model_args)
     for role, model in (options.model_roles or {}).items():
         check_model(model, f"--model-role {role}={model}")
+    prices = load_prices(options.model_cost_config) if options.model_cost_config else {}
+    register_prices(prices)
+    if (options.limits or {}).get("cost") is not None:
+        require_price(options.model or NO_MODEL, prices)
 
 
 def run_entries(
@@ -61,10 +65,6 @@ def run_entries(
     """
     check_run_options(options)
     limits = {f"{k}_limit": v for k, v in (options.limits or {}).items() if v is not None}
-    prices = load_prices(options.model_cost_config) if options.model_cost_config else {}
-    register_prices(prices)
-    if "cost_limit" in limits:
-        require_price(options.model or NO_MODEL, prices)
     broken = [e for e in entries if e.problem]
     runnable = [e for e in entries if not e.problem]
     not_run = [
