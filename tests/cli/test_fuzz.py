@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli_captured
 
-from cli._corpus import build_bad_files, build_bad_logs, build_broken_tasks
+from cli._corpus import MINI, build_bad_files, build_bad_logs, build_broken_tasks
 from labcoat._run._logdir import log_dir_lock
 
 CASE_TIMEOUT_S = 120  # generous: the machine may be shared; an error path takes seconds
@@ -215,13 +215,7 @@ CASES = [
 VALID = [
     c("list-mini", "list", "mini", code=0),
     c("list-json", "list", "mini", "--json", code=0),
-    c(
-        "rubric-stats-mini",
-        "rubric",
-        "stats",
-        str(Path("src/labcoat/suites/mini/paperbench")),
-        code=0,
-    ),
+    c("rubric-stats-mini", "rubric", "stats", str(MINI / "paperbench"), code=0),
     c("report-mixed-logs", "report", "{logs_mixed}", "-o", "{tmp}/r.html", code=0),
     c("aggregate-mixed-logs", "researchcodebench", "aggregate", "{logs_mixed}", code=0),
     c("check-no-build", "check", "mini", "--family", "researchcodebench", "--no-build", code=0),

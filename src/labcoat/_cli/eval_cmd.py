@@ -96,10 +96,15 @@ def command(
     """Run agents on the tasks in TARGET; re-running the same command resumes it."""
     check_agent_name(agent)
     if search_provider:
+        previous = os.environ.get(PROVIDER_ENV)
         os.environ[PROVIDER_ENV] = search_provider  # read by the agent in this process only
         try:
             SearchProvider.from_env()  # a bad spec is one line now, not mid-run
         except LabcoatError:
+            if previous is None:
+                del os.environ[PROVIDER_ENV]
+            else:
+                os.environ[PROVIDER_ENV] = previous
             raise LabcoatError(
                 f"--search-provider {search_provider!r}: expected searxng:URL or tavily"
             ) from None
