@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     except LabcoatError as ex:
         fail(f"error: {ex}", EXIT_USAGE)
     except BrokenPipeError:  # `labcoat list mini | head`: the reader left; nothing to say
-        sys.stderr.close()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         sys.exit(1)
     except Exception as ex:
         from inspect_ai._util.error import PrerequisiteError
