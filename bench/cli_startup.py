@@ -3,9 +3,9 @@
     python bench/cli_startup.py
 
 Prints the median wall time of `./labcoat --version` (the checkout's launcher: a check
-that .venv is installed, then an exec), `.venv/bin/labcoat --version` and
-`.venv/bin/labcoat --help` (commands are imported lazily), and `labcoat list mini`
-(which imports Inspect). Figures, not limits: nothing here asserts a time.
+that .venv is installed, then an exec), `.venv/bin/labcoat --version` and `--help`
+(commands are imported lazily), and `labcoat list mini` (which imports Inspect).
+Figures, not limits: nothing here asserts a time.
 """
 
 from __future__ import annotations

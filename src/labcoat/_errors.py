@@ -22,3 +22,17 @@ class TaskDataError(LabcoatError):
 
 class MissingDependencyError(LabcoatError):
     """A program or package labcoat needs is not installed."""
+
+
+class Interrupted(Exception):
+    """A run stopped by Ctrl-C or SIGTERM; the message says what was kept."""
+
+
+def one_line(text: object) -> str:
+    """A message as one line (rich markup and line breaks of other tools' messages gone)."""
+    message = str(text)
+    if "[/" in message:  # rich markup, as in Inspect's PrerequisiteError messages
+        from rich.text import Text
+
+        message = Text.from_markup(message).plain
+    return " ".join(message.split())

@@ -89,6 +89,10 @@ def check_in_browser(report: Path, data: RunData, screenshot: str) -> None:
             page.fill("input.filter", "error")
             filtered = page.locator("#runs-table tbody tr:visible").count()
             page.fill("input.filter", "")
+            # scrolled to the end, as a reader who has read the page: every table's
+            # header row must still sit above its body, not stuck below it
+            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            headers_below = page.evaluate(HEADERS_BELOW_JS)
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             shot = ARTIFACTS / screenshot
             page.screenshot(path=str(shot), full_page=True)
@@ -97,6 +101,7 @@ def check_in_browser(report: Path, data: RunData, screenshot: str) -> None:
             browser.close()
 
     assert not errors, errors
+    assert not headers_below, f"tables whose header shows below their rows: {headers_below}"
     assert all(u.startswith(("file://", "data:")) for u in requests), requests
     assert plots, "no plots"
     empty = [p["title"] for p in plots if p["w"] < 100 or p["h"] < 100 or p["marks"] == 0]
@@ -107,6 +112,12 @@ def check_in_browser(report: Path, data: RunData, screenshot: str) -> None:
     assert errored <= filtered <= run_rows  # the filter keeps the errored runs in view
     assert shot.stat().st_size > 20_000
 
+
+# tables whose header row is drawn below their first body row
+HEADERS_BELOW_JS = """() => [...document.querySelectorAll('table')].filter(t => {
+    const head = t.tHead && t.tHead.rows[0].cells[0], row = t.tBodies[0] && t.tBodies[0].rows[0];
+    return head && row && head.getBoundingClientRect().top > row.getBoundingClientRect().top;
+}).map(t => t.id || '(table)')"""
 
 # every plot: its size, and how many of its data marks have a visible extent
 PLOTS_JS = """() => [...document.querySelectorAll('svg.plot')].map(svg => {

@@ -131,4 +131,4 @@ def test_cli_says_when_there_are_no_logs(tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["report", str(tmp_path), "-o", str(tmp_path / "r.html")])
     assert exit_.value.code == 2
-    assert "no .eval logs found" in capsys.readouterr().err
+    assert "no readable .eval logs found" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -9,8 +10,27 @@ import click
 import yaml
 
 from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT
-from labcoat.families import family_names
+from labcoat.families import family_module, family_names
+from labcoat.families._params import check_task_args
 from labcoat.families._sandbox import SANDBOX_KINDS
+
+COUNT = click.IntRange(min=1)
+"""Counts and whole-second limits: 0 would hang (max samples) or stop at once (limits)."""
+
+
+class PositiveNumber(click.FloatRange):
+    """A finite number > 0 (click's FloatRange lets nan and inf through)."""
+
+    name = "positive number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+POSITIVE = PositiveNumber(min=0, min_open=True)
 
 
 def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,7 +55,7 @@ def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)
     fn = click.option("--log-dir", metavar="DIR", help="Where the .eval logs go.")(fn)
     fn = click.option(
-        "--max-samples", type=int, metavar="N", help="Samples run at once (default: Inspect's)."
+        "--max-samples", type=COUNT, metavar="N", help="Samples run at once (default: Inspect's)."
     )(fn)
     fn = click.option(
         "--ray",
@@ -105,23 +125,23 @@ def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Longest a model call may take; a call that hangs is abandoned and retried "
         "(the wait is not working time).",
     )(fn)
-    fn = click.option("--message-limit", type=int, metavar="N", help="Messages per sample.")(fn)
+    fn = click.option("--message-limit", type=COUNT, metavar="N", help="Messages per sample.")(fn)
     fn = click.option(
         "--cost-limit",
-        type=float,
+        type=POSITIVE,
         metavar="DOLLARS",
         help="Model cost per sample; refuses to start if a price is unknown.",
     )(fn)
-    fn = click.option("--token-limit", type=int, metavar="N", help="Tokens per sample.")(fn)
+    fn = click.option("--token-limit", type=COUNT, metavar="N", help="Tokens per sample.")(fn)
     fn = click.option(
         "--working-limit",
-        type=int,
+        type=COUNT,
         metavar="SECONDS",
         help="Working time per sample (excludes waiting on retries).",
     )(fn)
     fn = click.option(
         "--time-limit",
-        type=int,
+        type=COUNT,
         metavar="SECONDS",
         help="Wall time per sample (default: each task's own budget).",
     )(fn)
@@ -139,8 +159,28 @@ def parse_task_args(pairs: tuple[str, ...], family: str | None) -> dict[str, dic
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise click.UsageError(f"-T {pair!r}: expected KEY=VALUE")
-        args[key.strip()] = yaml.safe_load(value)
-    return {family: args}
+        args[key.strip()] = _yaml_value(f"-T {pair}", value)
+    task_fn = getattr(family_module(family), family)
+    return {family: check_task_args(task_fn, family, args)}
+
+
+def _yaml_value(where: str, value: str) -> Any:
+    try:
+        return yaml.safe_load(value)
+    except yaml.YAMLError as ex:
+        problem = " ".join(str(getattr(ex, "problem", None) or ex).split())
+        raise click.UsageError(f"{where}: not a YAML value ({problem})") from None
+
+
+def parse_model_args(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`-M key=value` pairs (YAML values) for the model's provider."""
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(f"-M {pair!r}: expected KEY=VALUE")
+        args[key.strip()] = _yaml_value(f"-M {pair}", value)
+    return args
 
 
 def parse_model_roles(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -9,7 +9,9 @@ import sys
 import click
 
 from labcoat._cli._options import (
+    COUNT,
     budget_options,
+    parse_model_args,
     parse_model_roles,
     parse_task_args,
     run_options,
@@ -18,11 +20,14 @@ from labcoat._cli._options import (
     with_secrets,
 )
 from labcoat._cli._options import ray_address as ray_address_of
+from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_results
-from labcoat._run._execute import RunOptions, run_entries
-from labcoat._run._tasks import default_log_dir, selected_entries
+from labcoat._errors import LabcoatError
+from labcoat._run._execute import RunOptions, check_run_options, run_entries
+from labcoat._run._logdir import log_dir_lock
+from labcoat._run._tasks import eval_log_dir, selected_entries
 from labcoat.agents import AGENT_NAMES, check_agent_name
-from labcoat.agents.research._tools.web import PROVIDER_ENV
+from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 
 
 @click.command("eval")
@@ -43,7 +48,15 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV
     metavar="ROLE=MODEL",
     help="A model for a role, e.g. grader=openai/gpt-5-mini (PaperBench's llm judge).",
 )
-@click.option("--epochs", type=int, metavar="N", help="Runs per task.")
+@click.option(
+    "-M",
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An argument of the model's provider, e.g. -M script=turns.yaml (labcoat/scripted).",
+)
+@click.option("--epochs", type=COUNT, metavar="N", help="Runs per task.")
 @click.option(
     "--max-connections",
     type=int,
@@ -75,6 +88,7 @@ def command(
     agent: str,
     model: str | None,
     model_roles: tuple[str, ...],
+    model_args: tuple[str, ...],
     epochs: int | None,
     max_connections: int | None,
     task_arg: tuple[str, ...],
@@ -98,9 +112,20 @@ def command(
     """Run agents on the tasks in TARGET; re-running the same command resumes it."""
     check_agent_name(agent)
     if search_provider:
+        previous = os.environ.get(PROVIDER_ENV)
         os.environ[PROVIDER_ENV] = search_provider  # read by the agent in this process only
-    entries = selected_entries(target, list(task_ids), family)
+        try:
+            SearchProvider.from_env()  # a bad spec is one line now, not mid-run
+        except LabcoatError:
+            if previous is None:
+                del os.environ[PROVIDER_ENV]
+            else:
+                os.environ[PROVIDER_ENV] = previous
+            raise LabcoatError(
+                f"--search-provider {search_provider!r}: expected searxng:URL or tavily"
+            ) from None
     family_args = parse_task_args(task_arg, family)
+    entries = selected_entries(target, list(task_ids), family)
     if idea_hint:
         family_args.setdefault("researchgym", {})["idea_hint"] = True
     with_secrets(family_args, secrets_file)
@@ -109,7 +134,18 @@ def command(
         sandbox=sandbox,
         model=model,
         epochs=epochs,
-        log_dir=log_dir or default_log_dir("eval", target),
+        log_dir=log_dir
+        or eval_log_dir(
+            target,
+            agent,
+            model,
+            family=family,
+            tasks=sorted(task_ids),
+            task_args=family_args,
+            epochs=epochs,
+            model_args=model_args,
+            model_roles=model_roles,
+        ),
         max_samples=max_samples,
         inspect=not no_inspect,
         limits={
@@ -125,8 +161,11 @@ def command(
         model_roles=parse_model_roles(model_roles),
         ray=ray_address_of(ray_address),
         max_connections=max_connections,
+        model_args=parse_model_args(model_args),
     )
-    success, results = run_entries(target, entries, options)
+    check_run_options(options)  # before the log folder is made
+    with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
+        success, results = run_entries(target, entries, options)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     else:

@@ -52,7 +52,13 @@ from labcoat.families.paperbench._judge_eval_data import JudgeEvalSource, load_j
     help="Grade and compare only the Code Development leaves (upstream's code_only).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="random: the seed.")
-@click.option("--score", type=float, default=1.0, show_default=True, help="dummy: the score.")
+@click.option(
+    "--score",
+    type=click.FloatRange(0, 1),
+    default=1.0,
+    show_default=True,
+    help="dummy: the score (0 to 1).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def command(
     path: Path,

@@ -9,6 +9,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from labcoat._errors import LabcoatError
+from labcoat._run._tasks import NO_TASKS
 from labcoat.families import discover, family_names, select
 from labcoat.suites import resolve_target
 
@@ -28,10 +30,12 @@ def _subtasks(extra: dict) -> str:
 def command(target: str, family: str | None, as_json: bool) -> None:
     """List the tasks in TARGET: `mini` (bundled) or a path to a benchmark folder."""
     entries = select(discover(resolve_target(target)), None, family)
+    if not entries:
+        raise LabcoatError(f"{target}: {NO_TASKS}" + (f" of family {family}" if family else ""))
     broken = [e for e in entries if e.problem]
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2))
-    else:
+    elif len(broken) < len(entries):  # nothing to list when every task is broken
         table = Table(title=f"{len(entries) - len(broken)} task(s) in {target}")
         # families whose tasks declare sub-tasks (ResearchGym) get a column for them
         with_subtasks = any("subtasks" in e.extra for e in entries)

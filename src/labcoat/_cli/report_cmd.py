@@ -10,6 +10,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from labcoat._cli._options import POSITIVE
+
 STAGES = {"headers": "reading log headers", "samples": "reading samples", "report": "building"}
 
 
@@ -24,6 +26,10 @@ class _PlainProgress:
         if done == total or done - self._shown.get(stage, 0) >= step:
             self._shown[stage] = done
             click.echo(f"labcoat report: {STAGES.get(stage, stage)} {done}/{total}", err=True)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"labcoat report: warning: skipped {message}", err=True)
 
 
 @click.command("report")
@@ -50,7 +56,7 @@ class _PlainProgress:
 )
 @click.option(
     "--human-hourly-usd",
-    type=float,
+    type=POSITIVE,
     metavar="USD",
     help="Cost of a human hour, for human runs whose CSV gives no cost.",
 )
@@ -69,7 +75,13 @@ def command(
     from labcoat.report import write_report  # pandas loads only for this command
 
     start = time.monotonic()
-    kwargs = dict(humans=humans, view_url=view_url, human_hourly_usd=human_hourly_usd, title=title)
+    kwargs = dict(
+        humans=humans,
+        view_url=view_url,
+        human_hourly_usd=human_hourly_usd,
+        title=title,
+        warn=_warn,
+    )
     if sys.stderr.isatty():
         columns = (
             TextColumn("{task.description}"),

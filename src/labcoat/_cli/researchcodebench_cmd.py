@@ -25,6 +25,10 @@ def _pct(value: float | None, std: float | None = None) -> str:
     return f"{value:.2f}" + (f" ± {std:.2f}" if std else "")
 
 
+def _warn(message: str) -> None:
+    click.echo(f"labcoat: warning: skipped {message}", err=True)
+
+
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -40,7 +44,7 @@ def aggregate(file: Path, as_json: bool, papers: bool) -> None:
     researchcodebench run (an .eval file or a log folder). Figures are the mean over
     completions (epochs), ± the population standard deviation.
     """
-    records, unscored, stats = load_results(file)
+    records, unscored, stats = load_results(file, warn=_warn)
     figures = summarize_by_model(records)
     order = sorted(figures, key=lambda m: -(figures[m]["scaled_pass_at_1"] or 0.0))
     if as_json:

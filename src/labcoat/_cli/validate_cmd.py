@@ -11,8 +11,10 @@ import click
 
 from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._options import run_options, secrets_option, selection_options, with_secrets
+from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_verdicts
 from labcoat._run._execute import RunOptions, run_entries
+from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat._run._validate import judge
 
@@ -56,15 +58,16 @@ def command(
     timed = [e for e in entries if e.extra.get("timing_sensitive")]
     untimed = [e for e in entries if not e.extra.get("timing_sensitive") and e.has_oracle]
     noop_only = [e for e in entries if not e.extra.get("timing_sensitive") and not e.has_oracle]
-    results = run_entries(target, untimed, options)[1] if untimed else []
-    if noop_only:
-        alone = replace(options, agents=["noop"], log_dir=f"{options.log_dir}/no-oracle")
-        results += run_entries(target, noop_only, alone)[1]
-    if timed:
-        serial = replace(
-            options, log_dir=f"{options.log_dir}/timing-sensitive", max_samples=1, max_tasks=1
-        )
-        results += run_entries(target, timed, serial)[1]
+    with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
+        results = run_entries(target, untimed, options)[1] if untimed else []
+        if noop_only:
+            alone = replace(options, agents=["noop"], log_dir=f"{options.log_dir}/no-oracle")
+            results += run_entries(target, noop_only, alone)[1]
+        if timed:
+            serial = replace(
+                options, log_dir=f"{options.log_dir}/timing-sensitive", max_samples=1, max_tasks=1
+            )
+            results += run_entries(target, timed, serial)[1]
     verdicts = judge(entries, results)
     if as_json:
         click.echo(json.dumps([v.to_json() for v in verdicts], indent=2))

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import eval_set
+from inspect_ai.log import list_eval_logs, read_eval_log
 
-from labcoat._errors import LabcoatError
+from labcoat._errors import Interrupted, LabcoatError
 from labcoat._run._costs import load_prices, register_prices, require_price
 from labcoat._run._inspected import inspected_results
+from labcoat._run._models import check_model
 from labcoat._run._results import TaskResult
 from labcoat._run._tasks import build_tasks
 from labcoat.families import TaskEntry
@@ -42,22 +45,39 @@ class RunOptions:
     """Connections to each model at once (with `ray`: across the whole cluster)."""
     inspect: bool = True
     """Run `labcoat inspect`'s rule-based detectors on the logs before the tables are made."""
+    model_args: dict[str, Any] | None = None
+
+
+def check_run_options(options: RunOptions) -> dict[str, Any]:
+    """Everything about the options that can be wrong, found before a sandbox starts.
+    Returns the model prices the run uses (registered with Inspect)."""
+    needs_model = [a for a in options.agents if a not in ("oracle", "noop")]
+    if needs_model and not options.model:
+        raise LabcoatError(
+            f"the {needs_model[0]} agent needs a model: pass --model (e.g. openai/gpt-5, "
+            "or labcoat/scripted to try it offline)"
+        )
+    if options.model:
+        check_model(options.model, model_args=options.model_args)
+    for role, model in (options.model_roles or {}).items():
+        check_model(model, f"--model-role {role}={model}")
+    prices = load_prices(options.model_cost_config) if options.model_cost_config else {}
+    register_prices(prices)
+    if (options.limits or {}).get("cost") is not None:
+        require_price(options.model or NO_MODEL, prices)
+    return prices
 
 
 def run_entries(
     target: str, entries: list[TaskEntry], options: RunOptions
 ) -> tuple[bool, list[TaskResult]]:
-    """Run every agent on every entry as one eval set (re-running resumes it)."""
-    needs_model = [a for a in options.agents if a not in ("oracle", "noop")]
-    if needs_model and not options.model:
-        raise LabcoatError(
-            f"the {needs_model[0]} agent needs a model: pass --model (e.g. openai/gpt-5)"
-        )
+    """Run every agent on every entry as one eval set (re-running resumes it).
+
+    Ctrl-C or SIGTERM: Inspect cancels the running samples (their sandboxes are torn
+    down) and marks the logs cancelled; this raises `Interrupted`, saying where.
+    """
+    prices = check_run_options(options)
     limits = {f"{k}_limit": v for k, v in (options.limits or {}).items() if v is not None}
-    prices = load_prices(options.model_cost_config) if options.model_cost_config else {}
-    register_prices(prices)
-    if "cost_limit" in limits:
-        require_price(options.model or NO_MODEL, prices)
     broken = [e for e in entries if e.problem]
     runnable = [e for e in entries if not e.problem]
     not_run = [
@@ -67,18 +87,53 @@ def run_entries(
     ]
     if not runnable:
         return False, not_run
+    interrupted = Interrupted(
+        f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
+        "run the same command again to finish them"
+    )
     if options.ray is not None:
         from labcoat._run._ray import run_on_ray
 
-        success, results = run_on_ray(target, runnable, options, limits=limits, prices=prices)
+        try:
+            success, results = run_on_ray(target, runnable, options, limits=limits, prices=prices)
+        except KeyboardInterrupt:
+            raise interrupted from None
         return success and not broken, results + not_run
     tasks = []
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
-    success, logs = eval_set(
+    try:
+        success, logs = _eval_set(tasks, options, limits)
+    except KeyboardInterrupt:
+        raise interrupted from None
+    # Inspect may also return normally from a cancelled run (with fewer logs): the logs
+    # on disk say so
+    if any(log.status == "cancelled" for log in logs) or _cancelled_logs(options.log_dir):
+        raise interrupted
+    if len(logs) < len(tasks):
+        raise LabcoatError(
+            f"Inspect returned logs for {len(logs)} of {len(tasks)} task(s); "
+            f"see the logs in {options.log_dir} (`inspect view --log-dir {options.log_dir}`)"
+        )
+    return success and not broken, inspected_results(logs, options.inspect) + not_run
+
+
+def _cancelled_logs(log_dir: str) -> list[str]:
+    """The logs directly in `log_dir` that Inspect marked cancelled (an interrupted run)."""
+    found = []
+    for info in list_eval_logs(log_dir, recursive=False):
+        with contextlib.suppress(Exception):  # a log being written, or not a log
+            if read_eval_log(info.name, header_only=True).status == "cancelled":
+                found.append(info.name)
+    return found
+
+
+def _eval_set(tasks: list[Any], options: RunOptions, limits: dict[str, Any]) -> tuple[bool, Any]:
+    return eval_set(
         tasks,
         log_dir=options.log_dir,
         model=options.model or NO_MODEL,
+        model_args=options.model_args or {},
         epochs=options.epochs,
         max_samples=options.max_samples,
         max_tasks=options.max_tasks,
@@ -92,4 +147,3 @@ def run_entries(
         attempt_timeout=options.model_timeout,
         **limits,
     )
-    return success and not broken, inspected_results(logs, options.inspect) + not_run

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,11 @@ from labcoat.families import TaskEntry, discover, family_module, select
 from labcoat.sandbox import bwrap_path
 from labcoat.suites import resolve_target
 
+NO_TASKS = (
+    "no tasks found (expected METR task families, a ResearchCodeBench pset, PaperBench "
+    "papers or ResearchGym task folders, or a suite holding them)"
+)
+
 
 def selected_entries(
     target: str, task_ids: list[str] | None, family: str | None
@@ -20,7 +28,7 @@ def selected_entries(
     entries = select(discover(resolve_target(target)), task_ids, family)
     if not entries:
         where = f" of family {family}" if family else ""
-        raise LabcoatError(f"{target}: no tasks{where} found")
+        raise LabcoatError(f"{target}: {NO_TASKS}{where}")
     return entries
 
 
@@ -58,3 +66,19 @@ def build_tasks(
 def default_log_dir(kind: str, target: str) -> str:
     name = Path(target).name if target not in ("mini",) else target
     return str(Path("logs") / f"{kind}-{name}")
+
+
+def eval_log_dir(target: str, agent: str, model: str | None, **what: Any) -> str:
+    """`logs/eval-<target>/<agent>[-<model>][-<hash>]`: one folder per distinct command.
+
+    Inspect keeps one eval set per folder (another command's logs there are refused), and
+    the same command again must find its own to resume. The hash covers what else makes
+    a different eval set: the selection, -T arguments, epochs, model arguments and roles.
+    """
+    parts = [agent, *([model] if model else [])]
+    slug = re.sub(r"[^A-Za-z0-9._=-]+", "-", "-".join(parts)).strip("-")
+    given = {k: v for k, v in sorted(what.items()) if v}
+    if given:
+        digest = hashlib.sha256(json.dumps(given, sort_keys=True, default=str).encode())
+        slug += "-" + digest.hexdigest()[:8]
+    return str(Path(default_log_dir("eval", target)) / slug)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
+from labcoat._util.text_file import read_text
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/v1"
 _MAX_POINTER_BYTES = 1024  # pointers are about 130 bytes
@@ -75,4 +76,4 @@ def require_content(paths: Iterable[Path]) -> None:
 def read_content(path: Path) -> str:
     """A text file's content; `LfsPointerError` when the checkout holds only its pointer."""
     require_content([path])
-    return path.read_text(encoding="utf-8")
+    return read_text(path)

@@ -9,22 +9,18 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from labcoat._errors import TaskDataError
+from labcoat._util.text_file import read_text
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def read_yaml(path: Path) -> Any:
     """The YAML document in `path`; any problem is one TaskDataError line."""
+    text = read_text(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(text)
     except yaml.YAMLError as ex:
         raise yaml_error(path, ex) from None
-    except UnicodeDecodeError as ex:
-        raise TaskDataError(path, f"byte {ex.start}", "not UTF-8 text") from None
-    except FileNotFoundError:
-        raise TaskDataError(path, None, "file not found") from None
-    except OSError as ex:
-        raise TaskDataError(path, None, f"cannot read: {ex.strerror}") from None
 
 
 def yaml_error(path: Path, ex: yaml.YAMLError) -> TaskDataError:

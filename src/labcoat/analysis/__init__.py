@@ -45,11 +45,12 @@ from labcoat.analysis._links import DEFAULT_VIEW_URL, view_link
 from labcoat.analysis._read import Progress, read_runs
 from labcoat.analysis._reliability import reliability
 from labcoat.analysis._stats import best_of_k, best_of_k_curve, mean_se, pearson, spearman
-from labcoat.analysis._summary import leaderboard, task_summary
+from labcoat.analysis._summary import TOLERANCE, leaderboard, task_summary
 
 __all__ = [
     "AXES",
     "DEFAULT_VIEW_URL",
+    "TOLERANCE",
     "Curve",
     "ErrorsAs",
     "HumanRuns",

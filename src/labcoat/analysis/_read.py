@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
+from labcoat._util.eval_logs import Warn, unreadable
 from labcoat.analysis._data import RunData, build
 from labcoat.analysis._families import family_for
 from labcoat.analysis._family import Row, label_of
 from labcoat.analysis._family_researchcodebench import with_paper
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
 from labcoat.families._score import INSPECT_KEY
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 """Called as progress(stage, done, total) while reading: stages `headers`, `samples`."""
@@ -175,11 +179,13 @@ def read_runs(
     *,
     progress: Progress | None = None,
     view_url: str | None = None,
+    warn: Warn | None = None,
 ) -> RunData:
     """Read every log at `source` (folders, files, fsspec URLs) into `RunData` tables.
 
     `view_url` sets the base of the links to each run in `inspect view` (see
-    `labcoat.analysis.view_link`).
+    `labcoat.analysis.view_link`). A log that cannot be read at all (empty, truncated,
+    corrupt) is left out, and `warn` (else the logger) is told, one line per log.
     """
     sources = [source] if isinstance(source, str | Path) else list(source)
     files: list[LogFile] = []
@@ -190,9 +196,12 @@ def read_runs(
         files += found
     headers: list[tuple[EvalLog, LogContext, Row, int | None]] = []
     for done, (location, name, size) in enumerate(files, 1):
-        header = read_eval_log(location, header_only=True)
-        ctx = context(header, location, name)
-        headers.append((header, ctx, _log_row(header, ctx), size))
+        try:
+            header = read_eval_log(location, header_only=True)
+            ctx = context(header, location, name)
+            headers.append((header, ctx, _log_row(header, ctx), size))
+        except Exception as ex:  # the file's fault: say which, build from the others
+            (warn or logger.warning)(unreadable(location, ex))
         if progress:
             progress("headers", done, len(files))
     _mark_superseded([row for _, _, row, _ in headers])

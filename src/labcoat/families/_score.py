@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from inspect_ai.scorer import Score
+from inspect_ai.scorer import Metric, SampleScore, Score, metric
 
 RAW = "raw"
 NORMALIZED = "normalized"
@@ -102,3 +103,37 @@ def run_flags(sample: Any) -> list[str]:
         found += flags_of(score.metadata)
     found += flags_of(getattr(sample, "metadata", None))
     return list(dict.fromkeys(found))
+
+
+def _known(scores: list[SampleScore]) -> list[float]:
+    values = (s.score.value for s in scores)
+    return [
+        float(v)
+        for v in values
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    ]
+
+
+@metric
+def mean_scored() -> Metric:
+    """Mean over the samples that have this figure (a `raw` of None — no valid score — is
+    left out, where Inspect's `mean` would warn and count it as 0)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        known = _known(scores)
+        return sum(known) / len(known) if known else math.nan
+
+    return compute
+
+
+@metric
+def stderr_scored() -> Metric:
+    """Standard error of the mean over the samples that have this figure."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        known = _known(scores)
+        if len(known) < 2:
+            return 0.0 if known else math.nan
+        return statistics.stdev(known) / math.sqrt(len(known))
+
+    return compute

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import os
+import tempfile
 from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
@@ -10,6 +13,7 @@ from urllib.parse import unquote
 
 from labcoat import analysis as an
 from labcoat._errors import LabcoatError
+from labcoat._util.eval_logs import Warn
 from labcoat.report import _plots as plots
 from labcoat.report import _sections as sec
 from labcoat.report._behaviour_section import behaviour
@@ -112,15 +116,44 @@ def write_report(
     human_hourly_usd: float | None = None,
     title: str = "labcoat report",
     progress: Progress | None = None,
+    warn: Warn | None = None,
 ) -> Path:
-    """Read the logs at `source` (plus a human-baseline CSV) and write the report to `out`."""
-    data = an.read_runs(source, progress=progress, view_url=view_url)
+    """Read the logs at `source` (plus a human-baseline CSV) and write the report to `out`.
+
+    Unreadable logs are left out, each told to `warn` (else logged); an output that
+    cannot be written is found before any log is read.
+    """
+    path = Path(out)
+    _check_writable(path)
+    sources = [source] if isinstance(source, str | Path) else list(source)
+    for src in sources:
+        if "://" not in str(src) and not Path(src).exists():
+            raise LabcoatError(f"{src}: no such file or directory")
+    data = an.read_runs(sources, progress=progress, view_url=view_url, warn=warn)
     if data.logs.empty:
-        raise LabcoatError(f"no .eval logs found in {_describe(source)}")
+        raise LabcoatError(f"no readable .eval logs found in {_describe(source)}")
     if humans is not None:
         data = data.with_humans(an.read_human_csv(humans))
     html = build_report(data, title=title, human_hourly_usd=human_hourly_usd, progress=progress)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    try:  # whole or not at all: a reader never sees half a report
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as tmp:
+            tmp.write(html)
+        os.replace(tmp.name, path)
+    except OSError as ex:
+        with contextlib.suppress(OSError, NameError):
+            os.unlink(tmp.name)
+        raise LabcoatError(f"{path}: cannot write the report ({ex.strerror})") from None
     return path
+
+
+def _check_writable(path: Path) -> None:
+    if path.is_dir():
+        raise LabcoatError(f"{path}: is a folder; name the report file, e.g. {path}/report.html")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}."):
+            pass
+    except OSError as ex:
+        raise LabcoatError(f"{path}: cannot write the report there ({ex.strerror})") from None

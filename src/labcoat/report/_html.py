@@ -14,6 +14,8 @@ import pandas as pd
 Cell = Callable[[pd.Series], str]
 """Renders one cell of a row as HTML (already escaped)."""
 
+# table headers are not sticky: a sticky header stays at the bottom of a table scrolled
+# past (and in full-page screenshots), reading as a footer
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222}
 header{background:#243447;color:#fff;padding:14px 24px}
@@ -26,7 +28,7 @@ h2{border-bottom:2px solid #243447;padding-bottom:4px;margin-top:32px}
 h3{margin:22px 0 6px} h4{margin:14px 0 4px}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}
 th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f4f6f8;position:sticky;top:34px}
+th{background:#f4f6f8}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.error td{background:#fdecea} tr.partial td{background:#fff6e0}
 tr.flagged td:first-child{border-left:4px solid #b3261e}

@@ -19,6 +19,12 @@ from labcoat.report._context import (
 )
 from labcoat.report._html import count, figure, hours, link, money, number, pct, pm, table
 
+RATES_NOTE = (
+    f"<b>≥ reference</b>: share of scored runs at normalized ≥ {1 - an.TOLERANCE:g}; "
+    f"<b>improved</b>: the family's own verdict, else normalized > {an.TOLERANCE:g} "
+    f"(a tolerance of {an.TOLERANCE:g} for timing and float noise)."
+)
+
 
 def leaderboard(ctx: Context) -> str:
     board = an.leaderboard(ctx.data, summary=ctx.summary)
@@ -43,7 +49,7 @@ def leaderboard(ctx: Context) -> str:
         "(0 = starting point, 1 = reference); errored runs count as 0 and are counted in "
         "<b>errors</b>; runs with integrity flags keep their score and are counted in "
         "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
-        "family only.</p>"
+        "family only. " + RATES_NOTE + "</p>"
     )
     body = table(board, columns, table_id="leaderboard-table", numeric=("tasks", "runs"))
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
@@ -67,8 +73,10 @@ def task_table(ctx: Context, family: str) -> str:
         ("cost", lambda r: money(r["mean_cost"])),
         ("runs in inspect view", lambda r: run_links(ctx, r)),
     ]
-    return "<h3>Tasks</h3>" + table(
-        rows, columns, table_id=anchor("tasks", family), numeric=("runs", "min", "max")
+    return (
+        "<h3>Tasks</h3>"
+        + table(rows, columns, table_id=anchor("tasks", family), numeric=("runs", "min", "max"))
+        + f"<p class='note'>{RATES_NOTE}</p>"
     )
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import logging
 import os
 import posixpath
 import shlex
 import shutil
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,16 @@ AGENT_UID = 1000
 PROTECTED_GID = 999
 """The `protected` system group of METR's task image (`groupadd --system protected`):
 files a grader may use and the agent may not change belong to it."""
+SAMPLE_PREFIX = "sample-"
+OWNER_FILE = ".owner"
+"""Locked (flock) by the process that runs the sample, for as long as it runs."""
+KEPT_FILE = ".kept"
+"""Marks a folder kept on purpose (LABCOAT_KEEP_SANDBOXES=1): never swept."""
+LEGACY_AGE_S = 6 * 3600
+"""A folder without an owner file (made by an older labcoat) counts as left behind only
+when this old and nothing runs in its cgroup."""
+
+logger = logging.getLogger(__name__)
 
 
 def sandboxes_root() -> Path:
@@ -99,7 +113,7 @@ def _write_identity_files(dirs: SampleDirs) -> None:
     (dirs.etc / "profile").write_text(
         "# labcoat: the sandbox's environment (PATH, the task's venv) is set by the harness\n"
         "umask 022\n"
-        "for script in /etc/profile.d/*.sh; do [ -r \"$script\" ] && . \"$script\"; done\n"
+        'for script in /etc/profile.d/*.sh; do [ -r "$script" ] && . "$script"; done\n'
         "unset script\n"
     )
 
@@ -151,3 +165,57 @@ def give_to_agent(path: Path) -> None:
 
     if privileged():
         chown_tree(path, AGENT_UID, AGENT_UID)
+
+
+def claim(root: Path) -> int:
+    """Mark a sample folder as this process's: a lock the kernel releases when the process
+    dies, however it dies (kill -9 included). Keep the descriptor open while it runs."""
+    fd = os.open(root / OWNER_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _owner_gone(root: Path, busy: Callable[[str], bool | None]) -> bool:
+    try:
+        fd = os.open(root / OWNER_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        # no owner file: an older labcoat made it (or a run is creating it right now)
+        with contextlib.suppress(OSError):
+            old = time.time() - root.stat().st_mtime > LEGACY_AGE_S
+            return old and not busy(f"labcoat-{root.name}")
+        return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # its owner still runs
+    finally:
+        os.close(fd)
+    return True
+
+
+def sweep_left_behind(
+    root: Path, busy: Callable[[str], bool | None], remove_cgroup: Callable[[str], None]
+) -> list[str]:
+    """Remove the sample folders (and their cgroups) of runs that died without cleaning up.
+
+    `busy(cgroup name)` says whether processes still run in a cgroup (None: no cgroup);
+    `remove_cgroup(name)` kills what is left in one and removes it.
+    """
+    swept = []
+    for folder in sorted(root.glob(f"{SAMPLE_PREFIX}*")):
+        if not folder.is_dir() or (folder / KEPT_FILE).exists():
+            continue
+        if not _owner_gone(folder, busy):
+            continue
+        try:
+            remove_cgroup(f"labcoat-{folder.name}")
+        except OSError as ex:
+            logger.debug("could not remove the cgroup of %s: %s", folder, ex)
+        shutil.rmtree(folder, ignore_errors=True)
+        swept.append(folder.name)
+    if swept:
+        logger.info("removed %d sandbox folder(s) left by runs that died", len(swept))
+    return swept

@@ -209,3 +209,14 @@ def rlimits(
     if cgroup is None and pids is not None:
         limits["RLIMIT_NPROC"] = pids
     return limits
+
+
+def existing_cgroup(name: str) -> Cgroup | None:
+    """The cgroup a sample of this machine made under `name`, if it is still there (a run
+    that died without cleaning up leaves it)."""
+    v2 = _own_cgroup_path(None)
+    if v2 is not None and (CGROUP_ROOT / "cgroup.controllers").exists():
+        d = CGROUP_ROOT / v2.lstrip("/") / name
+        return Cgroup("v2", [d]) if d.is_dir() else None
+    dirs = [d for c in ("memory", "pids", "cpu") if (d := _v1_dir(c, name)) and d.is_dir()]
+    return Cgroup("v1", dirs) if dirs else None

@@ -45,15 +45,19 @@ from labcoat.sandbox._environment import BuiltEnvironment, ensure_environment
 from labcoat.sandbox._image import ensure_image
 from labcoat.sandbox._layout import (
     AGENT,
+    KEPT_FILE,
     ROOT,
+    SAMPLE_PREFIX,
     SampleDirs,
     User,
     chown_tree,
+    claim,
     prepare_dirs,
     sandboxes_root,
+    sweep_left_behind,
     write_login_profile,
 )
-from labcoat.sandbox._limits import Cgroup, Wanted, create_cgroup, rlimits
+from labcoat.sandbox._limits import Cgroup, Wanted, create_cgroup, existing_cgroup, rlimits
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._proxy import (
     SANDBOX_PROXY_PORT,
@@ -88,6 +92,31 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] != "Z"
+
+
+_swept = False
+
+
+def _cgroup_busy(name: str) -> bool | None:
+    group = existing_cgroup(name)
+    return None if group is None else bool(group.pids())
+
+
+def _remove_cgroup(name: str) -> None:
+    group = existing_cgroup(name)
+    if group is not None:
+        group.remove()
+
+
+async def sweep_once() -> None:
+    """At the first sandbox of a process: remove what runs that died left behind."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    await anyio.to_thread.run_sync(
+        lambda: sweep_left_behind(sandboxes_root(), _cgroup_busy, _remove_cgroup)
+    )
 
 
 def bwrap_path() -> str:
@@ -131,6 +160,7 @@ class BwrapSession:
         self.network_seen = 0
         """How many proxy log entries have been reported to the sample's record."""
         self.disk_reported = 0
+        self._owner_fd: int | None = None
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -152,10 +182,18 @@ class BwrapSession:
     async def _create(
         cls, config: BwrapConfig, environment: BuiltEnvironment | None
     ) -> BwrapSession:
-        dirs = SampleDirs(Path(tempfile.mkdtemp(prefix="sample-", dir=sandboxes_root())))
-        wanted = Wanted(config.memory_mb, config.pids, config.cpus)
-        cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
-        session = cls(config, dirs, environment, cgroup)
+        await sweep_once()
+        dirs = SampleDirs(Path(tempfile.mkdtemp(prefix=SAMPLE_PREFIX, dir=sandboxes_root())))
+        owner = claim(dirs.root)
+        try:
+            wanted = Wanted(config.memory_mb, config.pids, config.cpus)
+            cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
+            session = cls(config, dirs, environment, cgroup)
+        except BaseException:
+            shutil.rmtree(dirs.root, ignore_errors=True)
+            os.close(owner)
+            raise
+        session._owner_fd = owner
         try:
             # shielded: a mount made by a thread we stopped waiting for would outlive us
             with anyio.CancelScope(shield=True):
@@ -358,12 +396,19 @@ class BwrapSession:
                 self.disk.release(keep=keep)  # unmounts an image: before removing
             if not keep:
                 shutil.rmtree(self.dirs.root, ignore_errors=True)
+            else:  # kept on purpose: the next run's sweep leaves it alone
+                with contextlib.suppress(OSError):
+                    (self.dirs.root / KEPT_FILE).touch()
 
         try:
             await anyio.to_thread.run_sync(clean_up)
         except BaseException:  # interrupted (the event loop is ending): finish here, now
             clean_up()
             raise
+        finally:
+            if self._owner_fd is not None:
+                os.close(self._owner_fd)
+                self._owner_fd = None
 
     # --- requests ----------------------------------------------------------------------
 

@@ -17,4 +17,6 @@ def resolve_target(target: str) -> Path:
     path = Path(target).expanduser()
     if not path.exists():
         raise LabcoatError(f"{target}: not a bundled suite ({', '.join(BUNDLED)}) or an existing path")
+    if not path.is_dir():
+        raise LabcoatError(f"{target}: is a file; a target is a folder of tasks (or `mini`)")
     return path.resolve()

@@ -147,6 +147,7 @@ def run_on_ray(
         sandbox=options.sandbox,
         model=model,
         model_roles=options.model_roles or None,
+        model_args=getattr(options, "model_args", None) or {},
         task_args=options.task_args or {},
         limits=limits,
         prices=prices,

@@ -38,6 +38,7 @@ class RunSpec:
     sandbox: str
     model: str
     model_roles: dict[str, str] | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
     task_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     limits: dict[str, float | int] = field(default_factory=dict)
     """Inspect's per-sample limits, e.g. {"time_limit": 3600}."""
@@ -131,6 +132,7 @@ def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
         [log] = inspect_eval(
             task,
             model=spec.model,
+            model_args=spec.model_args,
             model_roles=spec.model_roles or None,  # type: ignore[arg-type]
             sample_id=[job.sample_id],  # type: ignore[list-item]
             epochs=1,

@@ -211,8 +211,11 @@ def find_paper_dirs(root: Path) -> list[Path]:
         return []
     if is_paper_dir(root):
         return [root]
-    base = root / "papers" if (root / "papers").is_dir() else root
-    return sorted(d for d in base.iterdir() if d.is_dir() and is_paper_dir(d))
+    if (root / "papers").is_dir():
+        # in a papers/ folder, a config.yaml makes a paper folder: one that lost its rubric
+        # is reported by load_paper, not silently left out
+        return sorted(d for d in (root / "papers").iterdir() if (d / CONFIG).is_file())
+    return sorted(d for d in root.iterdir() if d.is_dir() and is_paper_dir(d))
 
 
 def load_papers(root: Path) -> list[Paper]:
@@ -226,8 +229,17 @@ def load_papers(root: Path) -> list[Paper]:
     return papers
 
 
+def require_paper_text(paper: Paper) -> None:
+    """The agent is told the paper is in its sandbox: a run needs paper.md or paper.pdf."""
+    if not (paper.path / "paper.md").is_file() and paper.paper_pdf is None:
+        raise TaskDataError(
+            paper.path / "paper.md", None, "file not found (the agent needs paper.md or paper.pdf)"
+        )
+
+
 def check_paper(paper: Paper) -> None:
-    """Everything a run needs of a paper, read now: LFS content, rubric, sidecar, settings.
+    """Everything a run needs of a paper, read now: its text, LFS content, rubric, sidecar,
+    settings.
 
     Raises `LabcoatError` (naming the file and field) for the first problem found.
     """
@@ -235,6 +247,7 @@ def check_paper(paper: Paper) -> None:
     from labcoat.families.paperbench._settings import load_settings
     from labcoat.families.paperbench._sidecar import load_sidecar
 
+    require_paper_text(paper)
     paper.require_content()
     rubric = paper.rubric
     if paper.sidecar_path is not None:

@@ -15,6 +15,7 @@ from typing import Any, Self, TypeVar
 
 from labcoat._errors import TaskDataError
 from labcoat._util.lfs import require_content
+from labcoat._util.text_file import read_text
 
 CODE_DEVELOPMENT = "Code Development"
 CODE_EXECUTION = "Code Execution"
@@ -127,8 +128,25 @@ class RubricNode:
 
 
 def load_rubric(file: str | Path) -> RubricNode:
-    """Load and validate a `rubric.json`; bad data raises TaskDataError naming the tree path."""
-    return parse_rubric(read_json(file), file)
+    """Load and validate a `rubric.json`; bad data raises TaskDataError naming the tree path.
+
+    A task's rubric must be able to score: a node whose sub-tasks all weigh 0 would score
+    0 whatever the submission does (graded trees, which may be anything, are not held to
+    this; see `parse_tree`)."""
+    rubric = parse_rubric(read_json(file), file)
+    _check_scorable(rubric, str(file))
+    return rubric
+
+
+def _check_scorable(node: RubricNode, file: str) -> None:
+    if node.sub_tasks and not any(child.weight for child in node.sub_tasks):
+        raise TaskDataError(
+            file,
+            node_field(node.origin, "sub_tasks"),
+            "every sub-task has weight 0, so this node can never score",
+        )
+    for child in node.sub_tasks:
+        _check_scorable(child, file)
 
 
 def parse_rubric(data: Any, file: str | Path = "rubric.json") -> RubricNode:
@@ -149,12 +167,7 @@ def parse_tree(data: Any, file: str | Path, cls: type[N], extra: ExtraFields | N
 def read_json(file: str | Path) -> Any:
     path = Path(file)
     require_content([path])  # a Git LFS pointer is not JSON: say what it is
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskDataError(path, None, "file not found") from None
-    except OSError as ex:
-        raise TaskDataError(path, None, f"cannot read: {ex.strerror or ex}") from None
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as ex:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import transcript
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
 import labcoat.grading as grading
 from labcoat._errors import LabcoatError
 from labcoat.agents.research._tools.web import ATTEMPTS_KEY
-from labcoat.families._score import NORMALIZED, RAW, research_score
+from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.paperbench._check_judge import NO_CHECK, CheckJudge
 from labcoat.families.paperbench._files import LocalFiles
 from labcoat.families.paperbench._graded import GradedNode
@@ -174,7 +174,7 @@ def compact_tree(tree: GradedNode) -> dict[str, Any]:
     }
 
 
-@scorer(metrics={NORMALIZED: [mean(), stderr()], RAW: [mean()]})
+@scorer(metrics={NORMALIZED: [mean_scored(), stderr_scored()], RAW: [mean_scored()]})
 def paperbench_scorer():
     """Reproduce (unless Code-Dev), judge, and report the replication score."""
 

@@ -23,6 +23,7 @@ from inspect_ai.util import sandbox
 from labcoat._errors import LabcoatError
 from labcoat.agents import agent_solver
 from labcoat.families._entry import TaskEntry
+from labcoat.families._params import task_parameters
 from labcoat.families._registry import select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
@@ -34,6 +35,7 @@ from labcoat.families.paperbench._papers import (
     discover,
     load_paper,
     read_split,
+    require_paper_text,
     resolve_names,
 )
 from labcoat.families.paperbench._scoring import SampleSpec, paperbench_scorer
@@ -213,6 +215,10 @@ def _entries(
 
 
 @task
+@task_parameters(
+    positive=("time_limit_minutes", "reproduce_timeout_minutes", "memory_gb"),
+    non_negative=("reproduce_retries",),
+)
 def paperbench(
     target: str = "mini",
     tasks: str | list[str] | None = None,
@@ -278,7 +284,10 @@ def paperbench(
         reproduce_retries=reproduce_retries,
         reproduce_gpus=reproduce_gpus,
     )
-    samples = [_sample(load_paper(e.path), options) for e in entries]
+    papers = [load_paper(e.path) for e in entries]
+    for paper in papers:  # before any sandbox starts
+        require_paper_text(paper)
+    samples = [_sample(paper, options) for paper in papers]
     variant = CODE_DEV_VARIANT if code_dev else None
     return Task(
         dataset=MemoryDataset(samples, name=f"paperbench-{Path(target).name}"),

@@ -18,14 +18,14 @@ import math
 from typing import Any
 
 from inspect_ai.log import transcript
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, tool
 from inspect_ai.util import store
 
 from labcoat._errors import LabcoatError
 from labcoat._util.progress import run_progress
-from labcoat.families._score import NORMALIZED, RAW, research_score
+from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.rebench._family import AGENT_HOME, OperationFailed
 from labcoat.families.rebench._sample import SampleTask, flag, flags, sample_operation
 from labcoat.grading import agent_workspace, stop_agent_processes
@@ -217,7 +217,7 @@ async def _final_from_family(
     return run.result, run.output, None
 
 
-@scorer(metrics={NORMALIZED: [mean(), stderr()], RAW: [mean()]})
+@scorer(metrics={NORMALIZED: [mean_scored(), stderr_scored()], RAW: [mean_scored()]})
 def rebench_scorer():
     """Final score after the agent stops, computed in a fresh protected sandbox."""
 

@@ -79,4 +79,10 @@ def load_sidecar(family_dir: Path) -> Sidecar | None:
     sidecar = load_model(Sidecar, path)
     if not sidecar.tasks:
         raise TaskDataError(path, "tasks", "declares no tasks")
+    for name, spec in sidecar.tasks.items():
+        files = spec.oracle.files
+        if files and not (family_dir / files).is_dir():
+            raise TaskDataError(
+                path, f"tasks.{name}.oracle.files", f"no folder {files!r} in {family_dir}"
+            )
     return sidecar

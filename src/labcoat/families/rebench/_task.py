@@ -19,6 +19,7 @@ from labcoat._errors import LabcoatError
 from labcoat._util.sync import run_sync
 from labcoat.agents import agent_solver
 from labcoat.families._entry import TaskEntry, ValidationThresholds
+from labcoat.families._params import task_parameters
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.rebench._family import (
@@ -305,6 +306,7 @@ def _family_tools(metadata: dict[str, Any]) -> list[Tool]:
 
 
 @task
+@task_parameters()
 def rebench(
     target: str = "mini",
     tasks: str | list[str] | None = None,

@@ -10,15 +10,19 @@ resumed — the most recent log wins.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.eval_logs import Warn, unreadable
 from labcoat.families._score import NORMALIZED
 from labcoat.families.researchcodebench._aggregate import SnippetResult, read_overall_stats
 from labcoat.families.researchcodebench._discover import FAMILY
+
+logger = logging.getLogger(__name__)
 
 
 def run_label(log: EvalLog) -> str:
@@ -61,14 +65,24 @@ def records_from_log(log: EvalLog) -> tuple[list[SnippetResult], int]:
     return out, unscored
 
 
-def read_labcoat_logs(path: Path) -> tuple[list[SnippetResult], int]:
-    """Records of every researchcodebench log at `path` (a log file or a log folder)."""
-    locations = [info.name for info in list_eval_logs(str(path))] if path.is_dir() else [str(path)]
+def read_labcoat_logs(path: Path, warn: Warn | None = None) -> tuple[list[SnippetResult], int]:
+    """Records of every researchcodebench log at `path` (a log file or a log folder).
+
+    In a folder, a log that cannot be read is skipped with a warning (`warn`, else the
+    logger); a single file that cannot be read is an error.
+    """
+    folder = path.is_dir()
+    locations = [info.name for info in list_eval_logs(str(path))] if folder else [str(path)]
     logs = []
     for location in locations:
-        header = read_eval_log(location, header_only=True)
-        if _is_ours(header):
-            logs.append(read_eval_log(location))
+        try:
+            header = read_eval_log(location, header_only=True)
+            if _is_ours(header):
+                logs.append(read_eval_log(location))
+        except Exception as ex:  # the file's fault: say which, read the others
+            if not folder:
+                raise LabcoatError(unreadable(location, ex)) from None
+            (warn or logger.warning)(unreadable(location, ex))
     if not logs:
         raise LabcoatError(f"{path}: no logs of a researchcodebench run")
     latest: dict[tuple[str, str, str, int], SnippetResult] = {}
@@ -91,7 +105,9 @@ def _looks_like_overall_stats(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def load_results(path: Path) -> tuple[list[SnippetResult], int, dict[str, Any] | None]:
+def load_results(
+    path: Path, warn: Warn | None = None
+) -> tuple[list[SnippetResult], int, dict[str, Any] | None]:
     """(records, samples without a score, the overall_stats data when that is the input).
 
     `path`: upstream's `overall_stats.json`, or a labcoat log (`.eval`/`.json`) or a
@@ -105,5 +121,5 @@ def load_results(path: Path) -> tuple[list[SnippetResult], int, dict[str, Any] |
             return read_overall_stats(path), 0, data
     if path.is_file() and path.suffix not in (".eval", ".json"):
         raise TaskDataError(path, None, "expected overall_stats.json or a labcoat .eval log")
-    records, unscored = read_labcoat_logs(path)
+    records, unscored = read_labcoat_logs(path, warn)
     return records, unscored, None

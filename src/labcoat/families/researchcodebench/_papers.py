@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from labcoat._errors import TaskDataError
+from labcoat._util.text_file import read_text
 from labcoat.families.researchcodebench._snippets import AnnotatedFile, parse_annotated_file
 
 PAPERS_YAML = "papers.yaml"
@@ -51,7 +52,7 @@ class Paper:
     metadata: dict[str, str | None] = field(default_factory=dict)
 
     def paper_text(self) -> str:
-        return (self.folder / self.paper_file).read_text(encoding="utf-8")
+        return read_text(self.folder / self.paper_file)
 
     def reference_files(self) -> tuple[str, ...]:
         """`*_ref.py` files in the folder: reference copies the tests compare against."""
@@ -74,7 +75,7 @@ class Paper:
         """
         parts = []
         for rel in self.context_files:
-            text = (self.folder / rel).read_text(encoding="utf-8")
+            text = read_text(self.folder / rel)
             parts.append(f"## {rel}\n\n{text.rstrip()}\n\n")
         return "".join(parts)
 
@@ -98,7 +99,7 @@ def load_papers(root: Path) -> list[Paper]:
         raise TaskDataError(root / PAPERS_YAML, None, "not found (nor under pset/)")
     yaml_path = pset / PAPERS_YAML
     try:
-        data = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(yaml_path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

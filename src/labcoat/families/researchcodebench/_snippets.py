@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labcoat._errors import TaskDataError
+from labcoat._util.text_file import read_text
 
 _OPEN = re.compile(r'^(?P<indent>\s*)#\s*<paper2code\s+name="(?P<name>[^"]+)">\s*$')
 _CLOSE = re.compile(r'^(?P<indent>\s*)#\s*</paper2code\s+name="(?P<name>[^"]+)">\s*$')
@@ -221,7 +222,7 @@ def parse_annotated_file(folder: Path, rel_path: str) -> AnnotatedFile:
     """Read `folder/rel_path` and parse it; errors name the path as given in papers.yaml."""
     file = folder / rel_path
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file)
     except UnicodeDecodeError as exc:
         raise TaskDataError(file, None, f"not UTF-8 text ({exc.reason})") from exc
     return parse_annotated(text, rel_path, shown_as=str(file))

@@ -13,6 +13,7 @@ from inspect_ai.solver import Solver, chain, generate
 from labcoat._errors import LabcoatError
 from labcoat._util.sync import run_sync
 from labcoat.agents import agent_solver
+from labcoat.families._params import task_parameters
 from labcoat.families._registry import select
 from labcoat.families._sandbox import SANDBOX_KINDS
 from labcoat.families.researchcodebench._availability import PaperStatus, paper_statuses
@@ -93,6 +94,7 @@ def _solver(agent: str, mode: Mode) -> Solver:
 
 
 @task
+@task_parameters(positive=("timeout",))
 def researchcodebench(
     target: str = "mini",
     tasks: str | list[str] | None = None,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from labcoat._util.text_file import read_text
 from labcoat.families.researchgym._overlays import OverlayMatch, match_overlay
 from labcoat.families.researchgym._sidecar import SIDECAR, Sidecar, load_sidecar
 from labcoat.integrity import Blocklist, load_blocklist
@@ -66,11 +67,11 @@ class TaskFolder:
         return load_blocklist(self.path / BLOCKLIST)
 
     def description(self) -> str:
-        return (self.path / DESCRIPTION).read_text(encoding="utf-8")
+        return read_text(self.path / DESCRIPTION)
 
     def idea_hint(self) -> str | None:
         hint = self.path / IDEA_HINT
-        return hint.read_text(encoding="utf-8").strip() if hint.is_file() else None
+        return read_text(hint).strip() if hint.is_file() else None
 
     @property
     def title(self) -> str:

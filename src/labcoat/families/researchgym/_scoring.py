@@ -20,12 +20,12 @@ import re
 from typing import Any
 
 from inspect_ai.log import transcript
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
 from labcoat._errors import LabcoatError
-from labcoat.families._score import NORMALIZED, RAW, research_score
+from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.researchgym._extract import (
     filled_method_rows,
     json_value,
@@ -249,10 +249,10 @@ def score_run(folder: TaskFolder, run: GraderRun) -> Score:
 
 @scorer(
     metrics={
-        NORMALIZED: [mean(), stderr()],
-        RAW: [mean()],
-        COMPLETION: [mean()],
-        IMPROVED: [mean()],
+        NORMALIZED: [mean_scored(), stderr_scored()],
+        RAW: [mean_scored()],
+        COMPLETION: [mean_scored()],
+        IMPROVED: [mean_scored()],
     }
 )
 def researchgym_scorer():

@@ -17,6 +17,7 @@ from inspect_ai.util import store
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat.agents import agent_solver
 from labcoat.families._entry import TaskEntry, ValidationThresholds
+from labcoat.families._params import task_parameters
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.researchgym._folder import (
@@ -193,6 +194,7 @@ def _family_tools(metadata: dict[str, Any]) -> list[Tool]:
 
 
 @task
+@task_parameters()
 def researchgym(
     target: str = "mini",
     tasks: str | list[str] | None = None,

@@ -1,0 +1,143 @@
+"""Ctrl-C and SIGTERM, sent for real to a real `labcoat eval` running real sandboxes.
+
+The agent is `labcoat/scripted` playing one bash call that sleeps until a deadline: the
+first run is interrupted while it sleeps; the resumed run (the same command, so the same
+eval set) finds the deadline passed and finishes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap (bubblewrap)")
+
+STOP_TIMEOUT_S = 90  # the run must end this soon after the signal
+
+
+def _command(log_dir: Path, script: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "labcoat",
+        "eval",
+        "mini",
+        "--family",
+        "researchcodebench",
+        "--task",
+        "adaptive-huber",
+        "-T",
+        "mode=agent",
+        "--agent",
+        "research",
+        "--model",
+        "labcoat/scripted",
+        "-M",
+        f"script={script}",
+        "--max-samples",
+        "1",
+        "--log-dir",
+        str(log_dir),
+        "--json",
+    ]
+
+
+def _sleep_script(tmp_path: Path, seconds_from_now: float) -> Path:
+    deadline = time.time() + seconds_from_now
+    script = tmp_path / "sleepy.yaml"
+    cmd = f"python3 -c 'import time; time.sleep(max(0, {deadline:.0f} - time.time()))'"
+    script.write_text(f'- tool: bash\n  arguments: {{cmd: "{cmd}", timeout: 600}}\n')
+    return script
+
+
+def _wait_for_sleep(proc: subprocess.Popen, marker: str, timeout: float = 240) -> None:
+    """Until the agent's sleeping command runs in a sandbox."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        if found.stdout.strip():
+            return
+        time.sleep(0.5)
+    raise AssertionError("the agent's command never started")
+
+
+def _statuses(log_dir: Path) -> list[str]:
+    return [
+        read_eval_log(info.name, header_only=True).status
+        for info in list_eval_logs(str(log_dir), recursive=False)
+    ]
+
+
+def _interrupt(
+    tmp_path: Path, sig: int, deadline_s: float
+) -> tuple[subprocess.CompletedProcess, list[str], Path, Path, dict[str, str]]:
+    log_dir = tmp_path / "logs"
+    script = _sleep_script(tmp_path, deadline_s)
+    sandboxes = tmp_path / "sandboxes"  # this run's own: other runs may share the machine
+    env = {**os.environ, "LABCOAT_SANDBOX_DIR": str(sandboxes)}
+    proc = subprocess.Popen(
+        _command(log_dir, script),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    marker = script.read_text().split("max(0, ")[1].split(" ")[0]  # the deadline: unique
+    try:
+        _wait_for_sleep(proc, marker)
+        started = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=STOP_TIMEOUT_S)
+        assert time.monotonic() - started < STOP_TIMEOUT_S
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    # the sandboxes are torn down: the command is gone, and so are the sample folders
+    assert not subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout
+    assert not list(sandboxes.glob("sample-*"))
+    return result, _statuses(log_dir), log_dir, script, env
+
+
+def test_ctrl_c_cancels_and_says_so(tmp_path: Path) -> None:
+    result, statuses, log_dir, _, _ = _interrupt(tmp_path, signal.SIGINT, deadline_s=600)
+    assert result.returncode == 130, result.stderr[-2000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("labcoat: interrupted") and str(log_dir) in last
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""  # --json: nothing pretends to be a result
+    assert "cancelled" in statuses
+
+
+def test_sigterm_cancels_and_exits_143(tmp_path: Path) -> None:
+    result, statuses, _, _, _ = _interrupt(tmp_path, signal.SIGTERM, deadline_s=600)
+    assert result.returncode == 143, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1].startswith("labcoat: interrupted")
+    assert "Traceback" not in result.stderr
+    assert "cancelled" in statuses
+
+
+@pytest.mark.slow
+def test_a_rerun_after_ctrl_c_finishes_the_rest(tmp_path: Path) -> None:
+    # the first run sleeps until a deadline and is interrupted; the same command again
+    # (the same eval set) finds it passed and finishes every sample
+    result, _, log_dir, script, env = _interrupt(tmp_path, signal.SIGINT, deadline_s=150)
+    assert result.returncode == 130
+    rerun = subprocess.run(
+        _command(log_dir, script), capture_output=True, text=True, timeout=900, env=env
+    )
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    [row] = json.loads(rerun.stdout)
+    assert row["runs"] == 7 and row["errors"] == 0
+    assert _statuses(log_dir).count("success") >= 1
