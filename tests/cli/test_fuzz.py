@@ -2,8 +2,9 @@
 
 Each case is what a new user might type. A problem in the input must end the command
 with exit code 2 and exactly one line on stderr that names what is wrong (the option,
-file or field), nothing on stdout, and no traceback; and it must end promptly (every
-case runs under an alarm), before any sandbox starts. A few cases are valid input and
+file or field), nothing on stdout (`list` still shows the tasks that load), and no
+traceback; and it must end promptly (every case runs under an alarm), before any sandbox
+starts. A few cases are valid input and
 must succeed. The Inspect entry points get the same checks in test_inspect_entry.py.
 """
 
@@ -146,7 +147,7 @@ CASES = [
     c("validate-log-dir-in-use", "validate", "mini", "--task", "adaptive-huber", "--log-dir", "{locked}", says="in use"),
     # --- task data: one line naming the file (list, eval and check)
     c("data-pb-no-rubric", "list", "{pb_no_rubric}", says="rubric.json"),
-    c("data-pb-no-paper", "eval", "{pb_no_paper}", "--agent", "oracle", "--log-dir", "{tmp}/logs", says="paper.md"),
+    c("data-pb-no-paper", "list", "{pb_no_paper}", says="paper.md"),
     c("data-pb-rubric-not-utf8", "list", "{pb_rubric_not_utf8}", says=("rubric.json", "not UTF-8")),
     c("data-pb-rubric-not-json", "list", "{pb_rubric_not_json}", says=("rubric.json", "JSON")),
     c("data-pb-zero-weights", "list", "{pb_zero_weights}", says=("rubric.json", "weight 0")),
@@ -272,7 +273,8 @@ def test_bad_input_is_one_line_and_exit_2(case: Case, paths, tmp_path, capsys, m
         assert any(piece in json.dumps(json.loads(out)) for piece in case.says), out
         return
     if case.code == 2:
-        assert out == "", f"stdout should be empty on an error, got: {out[:500]}"
+        if case.args[0] != "list":  # list shows the tasks that load beside the broken ones
+            assert out == "", f"stdout should be empty on an error, got: {out[:500]}"
         lines = [line for line in err.splitlines() if line.strip()]
         others = [line for line in lines[:-1] if not line.startswith(ALSO_ALLOWED)]
         assert lines and not others, f"expected one line on stderr, got:\n{err}"

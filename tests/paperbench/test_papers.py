@@ -43,18 +43,27 @@ def test_blacklist_none_means_empty(tmp_path: Path) -> None:
     assert read_blacklist(tmp_path / "absent.txt") == ()
 
 
-@pytest.mark.parametrize(
-    "root", [PEER, PEER_PAPERS, PEER_PAPERS / "self-expansion"], ids=["data", "papers", "one"]
-)
-def test_discover_accepts_three_layouts(root: Path) -> None:
-    entries = discover(root)
-    expected = [root.name] if root.name in PEER_LEAVES else sorted(PEER_LEAVES)
+@pytest.mark.parametrize("layout", ["data", "papers", "one"])
+def test_discover_accepts_three_layouts(layout: str, tmp_path: Path) -> None:
+    data = tmp_path / "paperbench"
+    shutil.copytree(PEER, data)
+    for paper in (data / "papers").iterdir():  # the peer copy holds no paper texts
+        (paper / "paper.md").write_text("# Paper\n", encoding="utf-8")
+    root = {"data": data, "papers": data / "papers", "one": data / "papers" / "self-expansion"}
+    entries = discover(root[layout])
+    expected = ["self-expansion"] if layout == "one" else sorted(PEER_LEAVES)
     assert [e.id for e in entries] == expected
     for e in entries:
-        assert e.family == "paperbench"
+        assert e.family == "paperbench" and e.problem is None
         assert e.samples == 1
         assert e.extra["leaves"] == PEER_LEAVES[e.id]
         assert e.to_json()["leaves"] == PEER_LEAVES[e.id]
+
+
+def test_a_paper_without_its_text_is_listed_with_the_reason() -> None:
+    """The agent is told the paper is in its sandbox: no paper.md or paper.pdf, no run."""
+    [entry] = discover(PEER_PAPERS / "self-expansion")
+    assert entry.problem is not None and "paper.md: file not found" in entry.problem
 
 
 def test_discover_is_empty_for_other_formats(tmp_path: Path) -> None:
@@ -73,6 +82,7 @@ def test_registry_finds_the_family() -> None:
 def copy_paper(tmp_path: Path, paper_id: str = "semantic-self-consistency") -> Path:
     dest = tmp_path / "papers" / paper_id
     shutil.copytree(PEER_PAPERS / paper_id, dest)
+    (dest / "paper.md").write_text("# Paper\n", encoding="utf-8")
     return dest
 
 

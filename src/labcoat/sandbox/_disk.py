@@ -167,6 +167,33 @@ def _run(args: list[str]) -> str | None:
     return f"{args[0]}: {lines[-1] if lines else f'exit {done.returncode}'}"
 
 
+def mounts_under(folder: Path) -> list[Path]:
+    """Mount points at or under `folder` (deepest first), from /proc/self/mountinfo."""
+    base = os.path.realpath(folder)
+    found = []
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo") as info:
+        for line in info:
+            fields = line.split(" ")
+            if len(fields) < 5:
+                continue
+            # mountinfo escapes space, tab, newline and backslash as octal
+            point = fields[4].encode().decode("unicode_escape")
+            if point == base or point.startswith(base + "/"):
+                found.append(Path(point))
+    return sorted(found, key=lambda p: len(p.parts), reverse=True)
+
+
+def release_mounts(folder: Path) -> None:
+    """Unmount what a sample that died left mounted under `folder` (its disk image), so
+    the folder can be removed; the loop device goes with the mount (autoclear)."""
+    for point in mounts_under(folder):
+        for args in (["umount", str(point)], ["umount", "-l", str(point)]):
+            if _run(args) is None:
+                break
+        else:
+            logger.debug("could not unmount %s", point)
+
+
 def _loop_disk(root: Path, limit: int) -> SampleDisk:
     """An ext4 image of about `limit` bytes mounted at root/disk; raises OSError."""
     for tool in ("mkfs.ext4", "mount", "umount"):

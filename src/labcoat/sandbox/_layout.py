@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
+from labcoat.sandbox._disk import release_mounts
 
 AGENT_UID = 1000
 PROTECTED_GID = 999
@@ -214,6 +215,7 @@ def sweep_left_behind(
             remove_cgroup(f"labcoat-{folder.name}")
         except OSError as ex:
             logger.debug("could not remove the cgroup of %s: %s", folder, ex)
+        release_mounts(folder)  # a disk image stays mounted when its run dies
         shutil.rmtree(folder, ignore_errors=True)
         swept.append(folder.name)
     if swept:
