@@ -232,6 +232,7 @@ def test_context_overflow_hands_off_and_the_run_goes_on(labcoat_eval) -> None:
     assert run.sample.messages[1].text.startswith("Your task")
 
 
+@pytest.mark.slow  # CI runs the OpenAI-style overflow; this variant runs with `./test -m slow`
 def test_a_vllm_style_length_error_is_an_overflow_too(labcoat_eval) -> None:
     vllm = Status(
         400,
@@ -247,6 +248,7 @@ def test_a_vllm_style_length_error_is_an_overflow_too(labcoat_eval) -> None:
     assert run.stopped_by == {"type": "submitted"}
 
 
+@pytest.mark.slow  # CI runs the overflow handoff; this variant runs with `./test -m slow`
 def test_an_overflow_nothing_can_shorten_stops_with_context_overflow(labcoat_eval) -> None:
     run = labcoat_eval([SUBMIT], context_window=100)  # the task statement alone is larger
     assert run.code == 0, run.sample.error
@@ -266,7 +268,11 @@ def no_usage(i: int) -> Turn:
 
 @pytest.mark.parametrize(
     ("flag", "value", "kind"),
-    [("--token-limit", "12000", "token"), ("--cost-limit", "0.05", "cost")],
+    [
+        ("--token-limit", "12000", "token"),
+        # CI runs the token limit; the cost limit runs with `./test -m slow`
+        pytest.param("--cost-limit", "0.05", "cost", marks=pytest.mark.slow),
+    ],
 )
 def test_limits_hold_when_responses_carry_no_usage(
     labcoat_eval, flag: str, value: str, kind: str
@@ -290,6 +296,7 @@ def test_limits_hold_when_responses_carry_no_usage(
     assert "returned no token usage" in warning and "estimate" in warning
 
 
+@pytest.mark.slow  # CI runs the limits without provider usage; this variant runs with `./test -m slow`
 def test_the_usage_handoff_fires_without_provider_usage(agent_eval) -> None:
     def script(i: int) -> Turn:
         turn = big_output(i)
@@ -318,6 +325,7 @@ def test_the_message_limit_holds_while_the_agent_runs(labcoat_eval) -> None:
     assert run.scored()
 
 
+@pytest.mark.slow  # CI runs the message limit while the agent runs; this variant runs with `./test -m slow`
 def test_the_message_limit_counts_messages_across_handoffs(agent_eval) -> None:
     run = agent_eval(forever(big_output), research_agent(message_limit=14), context_window=8_000)
     assert run.code == 0, run.sample.error
@@ -331,7 +339,11 @@ def test_the_message_limit_counts_messages_across_handoffs(agent_eval) -> None:
 
 @pytest.mark.parametrize(
     ("flag", "value", "kind"),
-    [("--time-limit", "20", "time"), ("--working-limit", "20", "working")],
+    [
+        ("--time-limit", "20", "time"),
+        # CI runs the time limit; the working limit runs with `./test -m slow`
+        pytest.param("--working-limit", "20", "working", marks=pytest.mark.slow),
+    ],
 )
 def test_time_limits_are_named_as_what_stopped_the_run(
     labcoat_eval, flag: str, value: str, kind: str

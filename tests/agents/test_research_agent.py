@@ -54,6 +54,7 @@ def test_scripted_model_solves_prefix_sum(tmp_path: Path) -> None:
     assert first["final"] is False and first["tokens"] == 4000 and first["elapsed_seconds"] > 0
 
 
+@pytest.mark.slow  # CI runs the token limit in test_model_faults; this variant runs with `./test -m slow`
 def test_token_budget_stops_the_run_and_says_so(tmp_path: Path) -> None:
     outputs = [scripted_call("bash", cmd=f"echo step {i}") for i in range(10)]
     model = get_model("mockllm/model", custom_outputs=outputs)
@@ -74,6 +75,7 @@ def test_token_budget_stops_the_run_and_says_so(tmp_path: Path) -> None:
     assert "rebench_scorer" in sample.scores  # a stopped run is still scored
 
 
+@pytest.mark.slow  # CI runs the time limit in test_model_faults; this variant runs with `./test -m slow`
 def test_time_budget_stops_a_long_call(tmp_path: Path) -> None:
     outputs = [scripted_call("bash", cmd="sleep 30", timeout=60)] * 3
     model = get_model("mockllm/model", custom_outputs=outputs)

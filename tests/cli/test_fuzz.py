@@ -165,7 +165,7 @@ CASES = [
     c("data-eval-rcb-paper-not-utf8", "eval", "{rcb_paper_not_utf8}", "--agent", "oracle", "--log-dir", "{tmp}/logs", says=("paper2code_paper.tex", "not UTF-8")),
     c("data-eval-rg-description-not-utf8", "eval", "{rg_description_not_utf8}", "--agent", "oracle", "--log-dir", "{tmp}/logs", says=("task_description.md", "not UTF-8")),
     c("data-check-pb-zero-weights", "check", "{pb_zero_weights}", "--no-build", "--json", says="weight 0", code=2),
-    c("data-validate-rb-no-oracle-files", "validate", "{rb_no_oracle_files}", "--json", "--log-dir", "{tmp}/v", says="oracle.files", code=1),
+    c("data-validate-rb-no-oracle-files", "validate", "{rb_no_oracle_files}", "--task", "fix_embedding", "--json", "--log-dir", "{tmp}/v", says="oracle.files", code=1),
     # --- validate and check options
     c("validate-max-samples-zero", "validate", "mini", "--max-samples", "0", says="--max-samples"),
     c("validate-missing", "validate", "{tmp}/nowhere", says="nowhere"),

@@ -155,7 +155,19 @@ def run_cheat(cheat: Cheat, lab: Lab, log_dir: Path) -> CheatRun:
     )
 
 
-@pytest.mark.parametrize("cheat", CHEATS, ids=[c.id for c in CHEATS])
+# prefix_sum cheats time real code (about 8 s each): CI runs the ones issue 14 found
+# first (the command line, killing the scorer), `./test -m slow` runs them all
+SLOW_CHEATS = {
+    "prefix-daemon-ahead", "prefix-cached-io", "prefix-busy-helpers", "prefix-done-early",
+    "prefix-exit-at-import",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "cheat",
+    [pytest.param(c, marks=pytest.mark.slow) if c.id in SLOW_CHEATS else c for c in CHEATS],
+    ids=[c.id for c in CHEATS],
+)
 def test_cheat(cheat: Cheat, lab: Lab, tmp_path: Path) -> None:
     assert cheat.blocked is not None or cheat.flagged, f"{cheat.id} judges nothing"
     run = run_cheat(cheat, lab, tmp_path)
@@ -173,6 +185,7 @@ def test_cheat(cheat: Cheat, lab: Lab, tmp_path: Path) -> None:
 
 def test_the_corpus_is_big_enough() -> None:
     assert len(CHEATS) >= 30 and len({c.id for c in CHEATS}) == len(CHEATS)
+    assert {c.id for c in CHEATS} >= SLOW_CHEATS  # no stale names in SLOW_CHEATS
 
 
 HONEST = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _logs import attempts, merged_logs
 from conftest import run_labcoat
 
@@ -49,6 +50,7 @@ def test_samples_run_where_their_declared_resources_are(
     assert ours.to_dict("records") == theirs.to_dict("records")
 
 
+@pytest.mark.slow  # CI runs placement by declared resources; this variant runs with `./test -m slow`
 def test_a_reproduction_needing_a_gpu_is_its_own_ray_task_on_the_gpu_node(
     cluster, tmp_path: Path
 ) -> None:
@@ -92,6 +94,7 @@ def test_a_sample_no_node_can_hold_is_an_error_with_its_reason(
     assert "no node of the cluster" in out
 
 
+@pytest.mark.slow  # CI runs the cluster tests with absolute paths; this variant runs with `./test -m slow`
 def test_relative_paths_mean_the_launchers_directory(cluster, toy_suite: Path) -> None:
     ray_cluster, _ = cluster
     where = toy_suite.parent
