@@ -165,3 +165,16 @@ def test_inspect_entry_points_say_one_line() -> None:
         assert run.returncode != 0 and "Traceback" not in text, text[-2000:]
         lines = [line for line in text.splitlines() if line.strip()]
         assert len(lines) <= 2 and says in " ".join(lines), text  # rich may wrap the line
+
+
+@needs_bwrap
+def test_validate_passes_the_bundled_papers_unflagged(tmp_path: Path) -> None:
+    """The README's main command on one family: the noop's empty repository fails its
+    checks without looking like a fabrication (a flagged noop run fails validate)."""
+    run = labcoat(
+        "validate", "mini", "--family", "paperbench", "--log-dir", str(tmp_path / "v"), "--json"
+    )
+    verdicts = json.loads(run.stdout)
+    assert {v["task"] for v in verdicts} == {"spectral-shrinkage", "tail-averaged-sgd"}
+    assert all(v["passed"] for v in verdicts), [v["problems"] for v in verdicts]
+    assert run.returncode == 0, run.stderr[-3000:]

@@ -121,6 +121,14 @@ def test_typed_tables_are_blocked(paper_tables: dict[str, str], tmp_path: Path) 
     assert any("did not change" in f for f in meta["integrity_flags"]), meta["integrity_flags"]
 
 
+def test_an_empty_submission_fails_unflagged(tmp_path: Path) -> None:
+    """Results nobody wrote fail their checks; only results that ignore the seed are a
+    fabrication's mark (validate fails a flagged noop run)."""
+    value, meta = score(run({}, tmp_path))
+    assert value <= NOOP
+    assert meta.get("integrity_flags", []) == [], meta["integrity_flags"]
+
+
 @pytest.mark.parametrize("how", sorted(EXITS_AT_IMPORT))
 def test_a_package_that_exits_at_import_is_blocked(
     how: str, paper_tables: dict[str, str], tmp_path: Path

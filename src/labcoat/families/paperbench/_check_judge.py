@@ -78,6 +78,8 @@ class Outcome:
     passed: bool
     detail: str
     valid: bool = True
+    suspect: bool = False
+    """Failed in the way a fabrication fails (results that ignore the seed): flagged."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,10 @@ class CheckJudge(GroupJudge):
 
     def flags_of(self, context: Any) -> list[str]:
         blocked = context.executed_blocked if isinstance(context, CheckContext) else None
-        return [f"results not computed: {blocked.detail}"] if blocked and blocked.valid else []
+        # results that ignore the seed are a fabrication's mark; results a submission never
+        # wrote only fail their checks (the noop writes none)
+        suspect = blocked is not None and blocked.valid and blocked.suspect
+        return [f"results not computed: {blocked.detail}"] if suspect else []
 
     async def grade_group(self, inp: JudgeInput, context: Any, group: LeafGroup) -> GroupResult:
         ctx: CheckContext = context
@@ -275,6 +280,7 @@ async def _rerun_gate(inp: JudgeInput, sidecar: Sidecar) -> Outcome | None:
                 False,
                 f"results did not change when reproduce.sh ran again with {_env(inp)}: "
                 f"{label} = {a!r} both times, so they were not computed by the submission's code",
+                suspect=True,
             )
     return None
 
