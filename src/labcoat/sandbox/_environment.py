@@ -32,8 +32,10 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 from packaging.requirements import InvalidRequirement, Requirement
@@ -49,6 +51,7 @@ from labcoat.sandbox._pip_config import host_pip_config
 from labcoat.sandbox._requirements import PythonEnv
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ENV_FORMAT = "3"  # bump when the layout of a built environment changes
 SANDBOX_ENV = "/opt/labcoat/env"
@@ -134,26 +137,41 @@ _key_locks: dict[str, anyio.Lock] = {}
 async def ensure_environment(env: PythonEnv) -> BuiltEnvironment:
     """The built environment for `env`, building it first if needed (once per machine)."""
     key = environment_key(env)
-    path = envs_dir() / key
+    return await build_once(
+        envs_dir(), key, _load, lambda path: _build(env, key, path), _failures, _key_locks
+    )
+
+
+async def build_once(
+    folder: Path,
+    key: str,
+    load: Callable[[Path], T],
+    build: Callable[[Path], Awaitable[T]],
+    failures: dict[str, EnvironmentBuildError],
+    locks: dict[str, anyio.Lock],
+) -> T:
+    """`load(folder/key)` when that is built (it holds `.complete`), else `build(folder/key)`:
+    one builder per key across processes (a file lock) and within this one (an anyio
+    lock). A build's `EnvironmentBuildError` is kept in `failures` and raised again."""
+    path = folder / key
     if (path / ".complete").exists():
-        return _load(path)
-    if key in _failures:
-        raise _failures[key]
-    lock = _key_locks.setdefault(key, anyio.Lock())
-    async with lock:
-        if key in _failures:
-            raise _failures[key]
-        envs_dir().mkdir(parents=True, exist_ok=True)
-        handle = open(envs_dir() / f"{key}.lock", "w")  # noqa: SIM115 - held while building
+        return load(path)
+    if key in failures:
+        raise failures[key]
+    async with locks.setdefault(key, anyio.Lock()):
+        if key in failures:
+            raise failures[key]
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / f"{key}.lock", "w")  # noqa: SIM115 - held while building
         try:
-            # another process may be building the same environment
+            # another process may be building the same thing
             await anyio.to_thread.run_sync(fcntl.flock, handle, fcntl.LOCK_EX)
             if (path / ".complete").exists():
-                return _load(path)
+                return load(path)
             try:
-                return await _build(env, key, path)
+                return await build(path)
             except EnvironmentBuildError as exc:
-                _failures[key] = exc
+                failures[key] = exc
                 raise
         finally:
             handle.close()

@@ -19,7 +19,6 @@ its one-line reason (`EnvironmentBuildError`); the whole output is kept in a log
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -41,6 +40,7 @@ from labcoat.sandbox._environment import (
     SANDBOX_ENV,
     EnvironmentBuildError,
     _dedupe,
+    build_once,
     cache_dir,
     ensure_environment,
     environment_key,
@@ -211,28 +211,11 @@ async def ensure_image(spec: ImageSpec) -> BuiltImage:
     """The built image for `spec`, building it first if needed (once per machine)."""
     environment = await ensure_environment(spec.environment)
     key = image_key(spec)
-    path = images_dir() / key
-    if (path / ".complete").exists():
-        return _load(path)
-    if key in _failures:
-        raise _failures[key]
-    lock = _key_locks.setdefault(key, anyio.Lock())
-    async with lock:
-        if key in _failures:
-            raise _failures[key]
-        images_dir().mkdir(parents=True, exist_ok=True)
-        handle = open(images_dir() / f"{key}.lock", "w")  # noqa: SIM115 - held while building
-        try:
-            await anyio.to_thread.run_sync(fcntl.flock, handle, fcntl.LOCK_EX)
-            if (path / ".complete").exists():
-                return _load(path)
-            try:
-                return await _build(spec, key, path, environment.path, environment.notes)
-            except EnvironmentBuildError as exc:
-                _failures[key] = exc
-                raise
-        finally:
-            handle.close()
+
+    async def build(path: Path) -> BuiltImage:
+        return await _build(spec, key, path, environment.path, environment.notes)
+
+    return await build_once(images_dir(), key, _load, build, _failures, _key_locks)
 
 
 def _copy_tree(source: Path, target: Path) -> None:
