@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -62,19 +62,21 @@ class StubServer:
 
 
 @contextmanager
-def openai_stub(turns: list[dict[str, Any]]) -> Iterator[StubServer]:
-    stub = StubServer(turns)
+def json_endpoint(
+    respond: Callable[[BaseHTTPRequestHandler, dict[str, Any]], dict[str, Any] | None],
+) -> Iterator[str]:
+    """A threaded HTTP server on 127.0.0.1 that answers each POST with
+    `respond(request, body)` as JSON (None: 404); yields its `/v1` base URL."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
-            if not self.path.endswith("/chat/completions"):
+            answer = respond(self, body)
+            if answer is None:
                 self.send_error(404)
                 return
-            stub.requests.append(body)
-            stub.headers.append({k.lower(): v for k, v in self.headers.items()})
-            payload = json.dumps(stub.respond(body)).encode()
+            payload = json.dumps(answer).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
@@ -85,11 +87,26 @@ def openai_stub(turns: list[dict[str, Any]]) -> Iterator[StubServer]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    stub.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield stub
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def openai_stub(turns: list[dict[str, Any]]) -> Iterator[StubServer]:
+    stub = StubServer(turns)
+
+    def respond(request: BaseHTTPRequestHandler, body: dict[str, Any]) -> dict[str, Any] | None:
+        if not request.path.endswith("/chat/completions"):
+            return None
+        stub.requests.append(body)
+        stub.headers.append({k.lower(): v for k, v in request.headers.items()})
+        return stub.respond(body)
+
+    with json_endpoint(respond) as base_url:
+        stub.base_url = base_url
+        yield stub

@@ -13,8 +13,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from openai_stub import json_endpoint
 
 
 @dataclass
@@ -60,36 +62,19 @@ class ConversationStub:
 def conversation_stub(delay: float = 0.0) -> Iterator[ConversationStub]:
     stub = ConversationStub(delay)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
+    def respond(request: BaseHTTPRequestHandler, body: dict[str, Any]) -> dict[str, Any]:
+        with stub.lock:
+            stub.authorizations.append(request.headers.get("Authorization", ""))
+            index = len(stub.authorizations)
+            stub.in_flight += 1
+            stub.peak = max(stub.peak, stub.in_flight)
+        try:
+            time.sleep(stub.delay)
+            return stub.turn(body, index)
+        finally:
             with stub.lock:
-                stub.authorizations.append(self.headers.get("Authorization", ""))
-                index = len(stub.authorizations)
-                stub.in_flight += 1
-                stub.peak = max(stub.peak, stub.in_flight)
-            try:
-                time.sleep(stub.delay)
-                payload = json.dumps(stub.turn(body, index)).encode()
-            finally:
-                with stub.lock:
-                    stub.in_flight -= 1
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+                stub.in_flight -= 1
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    stub.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with json_endpoint(respond) as base_url:
+        stub.base_url = base_url
         yield stub
-    finally:
-        server.shutdown()
-        server.server_close()
