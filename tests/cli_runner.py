@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from labcoat._cli.main import main
@@ -21,3 +23,10 @@ def run_cli_captured(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[in
     code = run_cli(*args)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def json_document(out: str) -> list[dict]:
+    """The JSON array that `--json` prints (the last thing on stdout)."""
+    lines = out.splitlines()
+    start = max(i for i, line in enumerate(lines) if line == "[")
+    return json.loads("\n".join(lines[start:]))

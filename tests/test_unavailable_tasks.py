@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
-from cli_runner import run_cli_captured
+from cli_runner import json_document, run_cli_captured
 
 from labcoat.sandbox import _environment
 
@@ -29,13 +28,6 @@ def two_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tasks
 
 
-def _json_document(out: str) -> list[dict]:
-    """The JSON array that --json prints (the last thing on stdout)."""
-    lines = out.splitlines()
-    start = max(i for i, line in enumerate(lines) if line == "[")
-    return json.loads("\n".join(lines[start:]))
-
-
 def test_eval_runs_the_others_and_names_the_reason(
     two_tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -53,7 +45,7 @@ def test_eval_runs_the_others_and_names_the_reason(
     )
     assert code == 1  # one task errored
     assert "Traceback" not in out + err
-    rows = {row["task"]: row for row in _json_document(out)}
+    rows = {row["task"]: row for row in json_document(out)}
     assert rows["fine"]["runs"] == 1 and rows["fine"]["errors"] == 0
     broken = rows["broken"]
     assert broken["errors"] == broken["runs"] == 1
@@ -75,7 +67,7 @@ def test_validate_lists_the_unavailable_task_apart(
         str(tmp_path / "logs"),
         "--json",
     )
-    verdicts = {v["task"]: v for v in _json_document(out)}
+    verdicts = {v["task"]: v for v in json_document(out)}
     # neither declares an oracle: the noop alone is checked ("fine" scores 0 doing
     # nothing); "broken" is only unavailable, not a failure
     assert code == 0, verdicts

@@ -3,7 +3,6 @@ with the protected-scoring stand-in packed into a wheel that pip installs offlin
 
 from __future__ import annotations
 
-import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -55,10 +54,3 @@ def copy_family(name: str, root: Path, as_name: str | None = None) -> Path:
         (target / f"{name}.py").rename(target / f"{as_name}.py")
     standin_wheel(target / "wheels")
     return target
-
-
-def json_document(out: str) -> list[dict]:
-    """The JSON array that `--json` prints (the last thing on stdout, after Inspect's)."""
-    lines = out.splitlines()
-    start = max(i for i, line in enumerate(lines) if line == "[")
-    return json.loads("\n".join(lines[start:]))

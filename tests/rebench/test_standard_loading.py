@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_runner import run_cli_captured
-from families import copy_family, json_document
+from cli_runner import json_document, run_cli_captured
+from families import copy_family
 
 from labcoat._errors import TaskDataError
 from labcoat._util.sync import run_sync

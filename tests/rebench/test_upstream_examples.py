@@ -17,8 +17,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from cli_runner import run_cli_captured
-from families import json_document, pack_wheel
+from cli_runner import json_document, run_cli_captured
+from families import pack_wheel
 from inspect_ai import eval
 from inspect_ai.model import get_model
 from scripted_models import scripted_call
