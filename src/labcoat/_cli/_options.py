@@ -154,14 +154,19 @@ def parse_task_args(pairs: tuple[str, ...], family: str | None) -> dict[str, dic
         return {}
     if family is None:
         raise click.UsageError("-T/--task-arg needs --family (task parameters differ by family)")
+    task_fn = getattr(family_module(family), family)
+    return {family: check_task_args(task_fn, family, _key_values("-T", pairs))}
+
+
+def _key_values(flag: str, pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`FLAG key=value` pairs as a dict of YAML values."""
     args: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise click.UsageError(f"-T {pair!r}: expected KEY=VALUE")
-        args[key.strip()] = _yaml_value(f"-T {pair}", value)
-    task_fn = getattr(family_module(family), family)
-    return {family: check_task_args(task_fn, family, args)}
+            raise click.UsageError(f"{flag} {pair!r}: expected KEY=VALUE")
+        args[key.strip()] = _yaml_value(f"{flag} {pair}", value)
+    return args
 
 
 def _yaml_value(where: str, value: str) -> Any:
@@ -174,13 +179,7 @@ def _yaml_value(where: str, value: str) -> Any:
 
 def parse_model_args(pairs: tuple[str, ...]) -> dict[str, Any]:
     """`-M key=value` pairs (YAML values) for the model's provider."""
-    args: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise click.UsageError(f"-M {pair!r}: expected KEY=VALUE")
-        args[key.strip()] = _yaml_value(f"-M {pair}", value)
-    return args
+    return _key_values("-M", pairs)
 
 
 def parse_model_roles(pairs: tuple[str, ...]) -> dict[str, str]:
