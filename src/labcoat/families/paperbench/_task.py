@@ -35,7 +35,6 @@ from labcoat.families.paperbench._papers import (
     discover,
     load_paper,
     read_split,
-    require_paper_text,
     resolve_names,
 )
 from labcoat.families.paperbench._scoring import SampleSpec, paperbench_scorer
@@ -284,10 +283,8 @@ def paperbench(
         reproduce_retries=reproduce_retries,
         reproduce_gpus=reproduce_gpus,
     )
-    papers = [load_paper(e.path) for e in entries]
-    for paper in papers:  # before any sandbox starts
-        require_paper_text(paper)
-    samples = [_sample(paper, options) for paper in papers]
+    # every entry passed check_paper when it was discovered (its text is there)
+    samples = [_sample(load_paper(e.path), options) for e in entries]
     variant = CODE_DEV_VARIANT if code_dev else None
     return Task(
         dataset=MemoryDataset(samples, name=f"paperbench-{Path(target).name}"),
