@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,6 @@ from labcoat._run._tasks import build_tasks
 from labcoat.families import TaskEntry
 
 NO_MODEL = "none/none"
-logger = logging.getLogger(__name__)
 
 
 @dataclass
