@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from labcoat.sandbox import BwrapConfig, BwrapSession
-from labcoat.sandbox import _session as session_module
+from labcoat.sandbox import BwrapConfig, BwrapSession, _session_cleanup
 from labcoat.sandbox._layout import KEPT_FILE, LEGACY_AGE_S, OWNER_FILE, sweep_left_behind
 from labcoat.sandbox._limits import existing_cgroup
 
@@ -35,7 +34,7 @@ HOLD = textwrap.dedent(
 def own_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "sandboxes"
     monkeypatch.setenv("LABCOAT_SANDBOX_DIR", str(root))
-    monkeypatch.setattr(session_module, "_swept", False)
+    monkeypatch.setattr(_session_cleanup, "_swept", False)
     return root
 
 

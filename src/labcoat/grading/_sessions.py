@@ -15,9 +15,9 @@ from labcoat.sandbox import (
     ImageSpec,
     PythonEnv,
     has_separate_root,
+    machine,
     thread_environment,
 )
-from labcoat.sandbox._machine import machine
 
 
 def exclusive_machine() -> AbstractAsyncContextManager[None]:

@@ -2,35 +2,41 @@
 
 Use it in a task with `sandbox=("bwrap", BwrapConfig(...))`, or on the command line with
 `--sandbox bwrap`. See docs/sandbox.md.
+
+Layers, top to bottom. A module imports only from its own layer (without a circle) or
+from those below it; tests/test_import_layers.py holds every module to this list, and a
+new module joins it here:
+
+    provider   _provider _record
+    builds     _sample _build _environment _image _pip_adapt _pip_config
+    session    _session _session_requests _session_process _session_cleanup
+               _channel _server _proxy _destinations
+    command    _command
+    layout     _layout
+    config     _config _image_spec _requirements _paths _gpus _limits _disk _machine
+
+- config: what a sample asks for (`BwrapConfig`, environments, images), the paths
+  inside a sandbox, the machine's facts (GPUs) and the mechanisms of its limits.
+- layout: the host's folders (each sample's, the cache), users, privileged mode.
+- command: the bwrap command line and the environment variables commands start from.
+- session: a running sandbox (processes, requests, clean-up) and the services it runs
+  (the exec server inside, the filtering proxy outside).
+- builds: what builds on sessions: task environments, task images, and `BwrapSession`,
+  a sample's sandbox built first; the GPU pool and root file systems belong here.
+- provider: the Inspect sandbox provider and what it records into the sample's log.
 """
 
-from labcoat.sandbox._command import privileged as has_separate_root
-from labcoat.sandbox._command import thread_environment
-from labcoat.sandbox._config import (
-    AGENT_HOME,
-    DEFAULT_DISK_MB,
-    DEFAULT_WORKDIR,
-    Bind,
-    BwrapConfig,
-)
-from labcoat.sandbox._environment import (
-    BuiltEnvironment,
-    EnvironmentBuildError,
-    built_environment,
-    cache_dir,
-    ensure_environment,
-    machine_has_gpu,
-)
-from labcoat.sandbox._image import (
-    BUILD_CONTEXT,
-    BuiltImage,
-    ImageBuildError,
-    ImageSpec,
-    ImageStep,
-    built_image,
-    ensure_image,
-)
-from labcoat.sandbox._layout import PROTECTED_GID, give_to_agent
+from labcoat.sandbox._build import EnvironmentBuildError
+from labcoat.sandbox._command import bwrap_path, thread_environment
+from labcoat.sandbox._config import DEFAULT_DISK_MB, Bind, BwrapConfig
+from labcoat.sandbox._environment import built_environment, ensure_environment
+from labcoat.sandbox._gpus import machine_has_gpu
+from labcoat.sandbox._image import BuiltImage, ImageBuildError, built_image, ensure_image
+from labcoat.sandbox._image_spec import ImageSpec, ImageStep
+from labcoat.sandbox._layout import PROTECTED_GID, cache_dir, give_to_agent, sandboxes_root
+from labcoat.sandbox._layout import privileged as has_separate_root
+from labcoat.sandbox._machine import machine
+from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
 from labcoat.sandbox._record import DISK_KEY, NETWORK_KEY, record_sandbox_events
 from labcoat.sandbox._requirements import (
@@ -39,7 +45,8 @@ from labcoat.sandbox._requirements import (
     requirements_from_text,
     specifiers,
 )
-from labcoat.sandbox._session import BwrapSession, bwrap_path
+from labcoat.sandbox._sample import BwrapSession
+from labcoat.sandbox._session import BuiltEnvironment
 
 __all__ = [
     "AGENT_HOME",
@@ -69,10 +76,12 @@ __all__ = [
     "ensure_image",
     "give_to_agent",
     "has_separate_root",
+    "machine",
     "machine_has_gpu",
     "read_requirements_file",
     "record_sandbox_events",
     "requirements_from_text",
+    "sandboxes_root",
     "specifiers",
     "thread_environment",
 ]

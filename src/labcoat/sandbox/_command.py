@@ -14,20 +14,24 @@ import functools
 import glob
 import math
 import os
+import shutil
 import site
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
-from labcoat.sandbox._environment import SANDBOX_ENV
-from labcoat.sandbox._layout import AGENT_UID, SampleDirs
-from labcoat.sandbox._proxy import proxy_environment
-
-SANDBOX_PYTHON_PREFIX = "/opt/labcoat/python"
-SANDBOX_BIN = "/opt/labcoat/bin"
-SANDBOX_SERVER = "/opt/labcoat/exec_server.py"
+from labcoat._errors import MissingDependencyError
+from labcoat.sandbox._config import BwrapConfig
+from labcoat.sandbox._layout import AGENT_UID, SampleDirs, privileged
+from labcoat.sandbox._paths import (
+    AGENT_HOME,
+    SANDBOX_BIN,
+    SANDBOX_ENV,
+    SANDBOX_PROXY_PORT,
+    SANDBOX_PYTHON_PREFIX,
+    SANDBOX_SERVER,
+)
 
 # Docker's default capability set, minus NET_RAW unless the network is on.
 ROOT_CAPS = (
@@ -88,6 +92,19 @@ NETWORK_ETC_FILES = ("resolv.conf", "gai.conf", "host.conf")
 
 RUN_TMPFS_BYTES = 1024 * 1024
 
+BWRAP_INSTALL_HINT = (
+    "bubblewrap (bwrap) is not installed: install it with `apt-get install bubblewrap` "
+    "(or `dnf install bubblewrap`), or choose another sandbox with --sandbox"
+)
+
+
+def bwrap_path() -> str:
+    """The bwrap executable, or a one-line error saying how to install it."""
+    found = shutil.which("bwrap")
+    if found is None:
+        raise MissingDependencyError(BWRAP_INSTALL_HINT)
+    return found
+
 
 @functools.cache
 def bwrap_sizes_tmpfs(bwrap: str) -> bool:
@@ -120,11 +137,6 @@ def proxied_network(config: BwrapConfig) -> bool:
     return config.network and config.network_mode == "proxy"
 
 
-def privileged() -> bool:
-    """Root without a user namespace, unless LABCOAT_SANDBOX_USERNS=1 forces userns mode."""
-    return os.geteuid() == 0 and os.environ.get("LABCOAT_SANDBOX_USERNS") != "1"
-
-
 @dataclass(frozen=True)
 class PythonLayout:
     """Where the interpreter lives on the host and in the sandbox."""
@@ -153,6 +165,19 @@ def python_layout() -> PythonLayout:
         f"{SANDBOX_PYTHON_PREFIX}/{relative}",
         f"{SANDBOX_PYTHON_PREFIX}/lib",
     )
+
+
+def proxy_environment() -> dict[str, str]:
+    """Variables that send a sandbox's HTTP(S) clients to the proxy's forwarder."""
+    url = f"http://127.0.0.1:{SANDBOX_PROXY_PORT}"
+    return {
+        "HTTP_PROXY": url,
+        "HTTPS_PROXY": url,
+        "http_proxy": url,
+        "https_proxy": url,
+        "NO_PROXY": "localhost,127.0.0.1,::1",
+        "no_proxy": "localhost,127.0.0.1,::1",
+    }
 
 
 def thread_environment(cpus: float) -> dict[str, str]:

@@ -6,11 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from labcoat.sandbox._image import ImageSpec
+from labcoat.sandbox._image_spec import ImageSpec
+from labcoat.sandbox._paths import DEFAULT_WORKDIR
 from labcoat.sandbox._requirements import PythonEnv
 
-AGENT_HOME = "/home/agent"
-DEFAULT_WORKDIR = f"{AGENT_HOME}/work"
 DEFAULT_DISK_MB = 16384
 
 

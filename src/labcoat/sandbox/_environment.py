@@ -19,9 +19,6 @@ in one line and pip's whole output in a log file; nothing half-built stays behin
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import functools
-import glob
 import hashlib
 import importlib.metadata as md
 import json
@@ -32,77 +29,44 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TypeVar
 
 import anyio
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from labcoat._errors import LabcoatError
+from labcoat.sandbox._build import (
+    EnvironmentBuildError,
+    build_config,
+    build_once,
+    build_session,
+    build_timeout,
+    dedupe,
+)
+from labcoat.sandbox._config import Bind
+from labcoat.sandbox._gpus import machine_has_gpu
+from labcoat.sandbox._layout import cache_dir
+from labcoat.sandbox._paths import PIP_MOUNT, SANDBOX_ENV
 from labcoat.sandbox._pip_adapt import (
     closest_available,
     without_accelerator,
     without_unreachable_indexes,
 )
-from labcoat.sandbox._pip_config import host_pip_config
 from labcoat.sandbox._requirements import PythonEnv
+from labcoat.sandbox._session import BuiltEnvironment, SandboxSession
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 ENV_FORMAT = "3"  # bump when the layout of a built environment changes
-SANDBOX_ENV = "/opt/labcoat/env"
-PIP_MOUNT = "/opt/labcoat/pip"  # holds only the harness's `pip` package
-PIP_CACHE_MOUNT = "/opt/labcoat/pip-cache"
 RECORD = "labcoat-env.json"
 REQUIREMENTS_COPY = "labcoat-requirements.txt"
 BUILD_LOG = "labcoat-build.log"
-DEFAULT_BUILD_TIMEOUT = 3600
 MAX_VERSION_RETRIES = 5
-DEDUPE_MIN_BYTES = 256 * 1024
-
-
-class EnvironmentBuildError(LabcoatError):
-    """A task's Python environment cannot be built here; the task is unavailable."""
-
-    def __init__(self, env: PythonEnv, reason: str, log: Path | None) -> None:
-        self.reason = reason
-        self.log = log
-        where = f" (pip's output: {log})" if log else ""
-        super().__init__(f"environment unavailable: {reason} [{env.describe()}]{where}")
-
-
-@dataclass(frozen=True)
-class BuiltEnvironment:
-    path: Path
-    source: str
-    """`empty`, `harness` (linked from labcoat's own installation) or `pip`."""
-    notes: tuple[str, ...]
-    """What was changed to install here (a CPU build for a CUDA one, a closer version)."""
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("LABCOAT_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "labcoat"
-    )
-    return Path(root)
 
 
 def envs_dir() -> Path:
     return cache_dir() / "envs"
-
-
-@functools.cache
-def machine_has_gpu() -> bool:
-    """NVIDIA device nodes present, unless LABCOAT_GPUS=1 or 0 says otherwise (a GPU labcoat
-    cannot see as /dev/nvidia*, or a test cluster's node that declares one)."""
-    declared = os.environ.get("LABCOAT_GPUS")
-    if declared in ("0", "1"):
-        return declared == "1"
-    return bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
 def environment_key(env: PythonEnv) -> str:
@@ -142,41 +106,6 @@ async def ensure_environment(env: PythonEnv) -> BuiltEnvironment:
     )
 
 
-async def build_once(
-    folder: Path,
-    key: str,
-    load: Callable[[Path], T],
-    build: Callable[[Path], Awaitable[T]],
-    failures: dict[str, EnvironmentBuildError],
-    locks: dict[str, anyio.Lock],
-) -> T:
-    """`load(folder/key)` when that is built (it holds `.complete`), else `build(folder/key)`:
-    one builder per key across processes (a file lock) and within this one (an anyio
-    lock). A build's `EnvironmentBuildError` is kept in `failures` and raised again."""
-    path = folder / key
-    if (path / ".complete").exists():
-        return load(path)
-    if key in failures:
-        raise failures[key]
-    async with locks.setdefault(key, anyio.Lock()):
-        if key in failures:
-            raise failures[key]
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / f"{key}.lock", "w")  # noqa: SIM115 - held while building
-        try:
-            # another process may be building the same thing
-            await anyio.to_thread.run_sync(fcntl.flock, handle, fcntl.LOCK_EX)
-            if (path / ".complete").exists():
-                return load(path)
-            try:
-                return await build(path)
-            except EnvironmentBuildError as exc:
-                failures[key] = exc
-                raise
-        finally:
-            handle.close()
-
-
 async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
     staging = envs_dir() / f"{key}.building-{uuid.uuid4().hex[:8]}"
     staging.mkdir()
@@ -201,7 +130,7 @@ async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
             elif lines:
                 lines, retried = await _pip_install(box, env, lines, staging)
                 notes += retried
-        await anyio.to_thread.run_sync(_dedupe, staging)
+        await anyio.to_thread.run_sync(dedupe, staging)
         for note in notes:
             logger.warning("environment %s: %s", key, note)
         (staging / REQUIREMENTS_COPY).write_text("".join(f"{line}\n" for line in lines))
@@ -269,63 +198,26 @@ def pip_reason(output: str) -> str:
 class _BuildSandbox:
     """A sandbox with the host's network in which the venv is made and pip runs."""
 
-    def __init__(self, session: object, env: PythonEnv) -> None:
+    def __init__(self, session: SandboxSession, env: PythonEnv) -> None:
         self.session = session
         self.env = env
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def open(cls, staging: Path, env: PythonEnv):  # type: ignore[no-untyped-def]
-        from labcoat.sandbox._command import privileged
-        from labcoat.sandbox._config import Bind, BwrapConfig
-        from labcoat.sandbox._session import BwrapSession
-
-        pip_config = host_pip_config()
-        pip_cache = cache_dir() / "pip"
-        pip_cache.mkdir(parents=True, exist_ok=True)
+    async def open(cls, staging: Path, env: PythonEnv) -> AsyncIterator[_BuildSandbox]:
         binds = [
             Bind(source=str(staging), target=SANDBOX_ENV, writable=True),
             Bind(source=str(Path(_pip_package())), target=f"{PIP_MOUNT}/pip"),
-            Bind(source=str(pip_cache), target=PIP_CACHE_MOUNT, writable=True),
         ]
-        seen = {b.target for b in binds}
-        for path in [*pip_config.paths, *env.local_paths()]:
-            if str(path) not in seen and not str(path).startswith(("/usr/", "/proc")):
-                binds.append(Bind(source=str(path), target=str(path)))
-                seen.add(str(path))
-        config = BwrapConfig(
-            environment=None,
-            workdir="/tmp",
-            network=True,
-            network_mode="host",
-            memory_mb=None,
-            pids=4096,
-            file_size_mb=None,
-            binds=tuple(binds),
-            env={
-                **pip_config.variables,
-                "PIP_CACHE_DIR": PIP_CACHE_MOUNT,
-                **(
-                    {"PIP_UPLOADED_PRIOR_TO": env.uploaded_prior_to}
-                    if env.uploaded_prior_to
-                    else {}
-                ),
-            },
-            default_user="root" if privileged() else "agent",
-        )
-        session = await BwrapSession.create(config)
-        try:
+        uploaded = {"PIP_UPLOADED_PRIOR_TO": env.uploaded_prior_to} if env.uploaded_prior_to else {}
+        config = build_config("/tmp", binds, env.local_paths(), uploaded)
+        async with build_session(config) as session:
             yield cls(session, env)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await session.close()
 
     async def _run(self, script: str) -> tuple[bool, str]:
-        timeout = int(os.environ.get("LABCOAT_ENV_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT))
+        timeout = build_timeout()
         try:
-            result = await self.session.exec(  # type: ignore[attr-defined]
-                ["/bin/sh", "-c", script], timeout=timeout
-            )
+            result = await self.session.exec(["/bin/sh", "-c", script], timeout=timeout)
         except TimeoutError:
             return False, f"ERROR: building the environment took more than {timeout} s"
         return result.success, result.stdout + result.stderr
@@ -333,7 +225,7 @@ class _BuildSandbox:
     async def create_venv(self) -> None:
         # the interpreter's own path, not a link to it: the venv's `home` and its
         # bin/python must not point at /opt/labcoat/bin, which links back to the venv
-        python = self.session.python.sandbox_executable  # type: ignore[attr-defined]
+        python = self.session.python.sandbox_executable
         # system site-packages "included" so that user installs (`pip install --user`)
         # work as on any machine: every sandbox hides the interpreter's own site-packages
         ok, output = await self._run(f"{python} -I -m venv --system-site-packages {SANDBOX_ENV}")
@@ -454,39 +346,3 @@ def _link_or_copy(source: Path, target: Path) -> None:
         os.link(source, target)
     except OSError:
         shutil.copy2(source, target)
-
-
-# --- one copy of large files shared by several environments -----------------------------
-
-
-def _dedupe(venv: Path) -> None:
-    store = envs_dir() / ".files"
-    store.mkdir(exist_ok=True)
-    for root, _, files in os.walk(venv):
-        for name in files:
-            path = Path(root, name)
-            try:
-                st = path.lstat()
-            except OSError:
-                continue
-            if not path.is_file() or path.is_symlink() or st.st_size < DEDUPE_MIN_BYTES:
-                continue
-            digest = _file_digest(path)
-            stored = store / digest
-            try:
-                if stored.exists():
-                    temp = path.with_name(f".{name}.labcoat-link")
-                    os.link(stored, temp)
-                    os.replace(temp, path)
-                else:
-                    os.link(path, stored)
-            except OSError:
-                continue  # another filesystem, or a race: keep this copy
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

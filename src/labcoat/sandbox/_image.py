@@ -31,44 +31,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, Field, field_validator
 
 from labcoat._errors import LabcoatError
-from labcoat.sandbox._environment import (
-    DEFAULT_BUILD_TIMEOUT,
-    PIP_CACHE_MOUNT,
-    SANDBOX_ENV,
+from labcoat.sandbox._build import (
     EnvironmentBuildError,
-    _dedupe,
+    build_config,
     build_once,
-    cache_dir,
-    ensure_environment,
-    environment_key,
+    build_session,
+    build_timeout,
+    dedupe,
 )
-from labcoat.sandbox._pip_config import host_pip_config
-from labcoat.sandbox._requirements import PythonEnv
+from labcoat.sandbox._config import Bind
+from labcoat.sandbox._environment import ensure_environment, environment_key
+from labcoat.sandbox._image_spec import ImageSpec, ImageStep
+from labcoat.sandbox._layout import AGENT_UID, cache_dir, privileged
+from labcoat.sandbox._paths import BUILD_CONTEXT, SANDBOX_BIN, SANDBOX_ENV
 
 logger = logging.getLogger(__name__)
 
 IMAGE_FORMAT = "1"  # bump when the layout of a built image changes
 RECORD = "labcoat-image.json"
-BUILD_CONTEXT = "/opt/labcoat/context"
-# directories a build may never keep: the system tree is the host's, /tmp is per sandbox
-_NOT_KEEPABLE = (
-    "/",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib64",
-    "/etc",
-    "/proc",
-    "/dev",
-    "/tmp",
-    "/var/tmp",
-    "/run",
-    "/opt/labcoat",
-)
 
 
 class ImageBuildError(EnvironmentBuildError):
@@ -79,49 +61,6 @@ class ImageBuildError(EnvironmentBuildError):
         self.log = log
         where = f" (build output: {log})" if log else ""
         LabcoatError.__init__(self, f"environment unavailable: {reason}{where}")
-
-
-class ImageStep(BaseModel, frozen=True):
-    """One command run as root in the build sandbox (a failing step stops the build)."""
-
-    label: str
-    """How messages name the step, e.g. `build_steps.json[2] (shell)`."""
-    argv: tuple[str, ...]
-    cwd: str = "/root"
-
-
-class ImageSpec(BaseModel, frozen=True):
-    """What an image is made of; equal specs (and secret values) give the same image."""
-
-    name: str
-    """For messages and the image's record (a task family's name, say)."""
-    environment: PythonEnv = PythonEnv()
-    """The Python environment the steps start from (built first, as usual)."""
-    root_source: str | None = None
-    """A host folder whose contents start as /root (the task family's files)."""
-    context: str | None = None
-    """A host folder the steps see read-only at /opt/labcoat/context (what a Dockerfile's
-    COPY copies from)."""
-    keep: tuple[str, ...] = ("/root", "/home/agent")
-    """Sandbox directories the steps may write and the image keeps, besides the
-    environment. Writes anywhere else fail: the system tree is read-only."""
-    steps: tuple[ImageStep, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
-    """Variables every step sees."""
-    secrets: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
-    """Variables every step sees that must not be written anywhere (never serialized;
-    only a digest of them enters the image's key)."""
-
-    @field_validator("keep")
-    @classmethod
-    def _keepable(cls, keep: tuple[str, ...]) -> tuple[str, ...]:
-        for path in keep:
-            if not path.startswith("/") or path.rstrip("/") in _NOT_KEEPABLE:
-                raise ValueError(f"an image cannot keep {path!r}")
-        return keep
-
-    def __hash__(self) -> int:
-        return hash(self.model_dump_json())
 
 
 @dataclass(frozen=True)
@@ -227,9 +166,6 @@ def _copy_tree(source: Path, target: Path) -> None:
 async def _build(
     spec: ImageSpec, key: str, path: Path, base_env: Path, notes: tuple[str, ...]
 ) -> BuiltImage:
-    from labcoat.sandbox._command import privileged
-    from labcoat.sandbox._layout import AGENT_UID
-
     staging = images_dir() / f"{key}.building-{uuid.uuid4().hex[:8]}"
     staging.mkdir()
     log = images_dir() / f"{key}.failed.log"
@@ -248,7 +184,7 @@ async def _build(
             elif target == "/home/agent" and privileged():
                 os.chown(host, AGENT_UID, AGENT_UID)
         output = await _run_steps(spec, staging, dirs)
-        await anyio.to_thread.run_sync(_dedupe, staging / "venv")
+        await anyio.to_thread.run_sync(dedupe, staging / "venv")
         record = {
             "key": key,
             "name": spec.name,
@@ -275,55 +211,28 @@ async def _build(
 
 async def _run_steps(spec: ImageSpec, staging: Path, dirs: dict[str, str]) -> str:
     """Run every step in one build sandbox; the output of all of them, for the record."""
-    from labcoat.sandbox._command import privileged
-    from labcoat.sandbox._config import Bind, BwrapConfig
-    from labcoat.sandbox._session import BwrapSession
-
     if not spec.steps:
         return ""
-    pip_config = host_pip_config()
-    pip_cache = cache_dir() / "pip"
-    pip_cache.mkdir(parents=True, exist_ok=True)
     binds = [Bind(source=str(staging / "venv"), target=SANDBOX_ENV, writable=True)]
     binds += [
         Bind(source=str(staging / "dirs" / name), target=target, writable=True)
         for target, name in dirs.items()
     ]
-    binds.append(Bind(source=str(pip_cache), target=PIP_CACHE_MOUNT, writable=True))
     if spec.context:
         binds.append(Bind(source=spec.context, target=BUILD_CONTEXT))
-    seen = {b.target for b in binds}
-    # what pip may need to see: the host's pip configuration's files, and local paths the
-    # environment's requirements name (a step that pip-installs the same file needs them)
-    for local in [*pip_config.paths, *spec.environment.local_paths()]:
-        if str(local) not in seen and not str(local).startswith(("/usr/", "/proc")):
-            binds.append(Bind(source=str(local), target=str(local)))
-            seen.add(str(local))
     system = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-    path = ":".join((f"{SANDBOX_ENV}/bin", "/opt/labcoat/bin", *system))
-    config = BwrapConfig(
-        # the environment is the staging copy, bound writable: pip in a step installs there
-        environment=None,
-        workdir="/root",
-        network=True,
-        network_mode="host",
-        memory_mb=None,
-        pids=4096,
-        file_size_mb=None,
-        binds=tuple(binds),
-        env={
-            **pip_config.variables,
-            "PIP_CACHE_DIR": PIP_CACHE_MOUNT,
-            "PATH": path,
-            "VIRTUAL_ENV": SANDBOX_ENV,
-            **spec.env,
-        },
-        default_user="root" if privileged() else "agent",
+    path = ":".join((f"{SANDBOX_ENV}/bin", SANDBOX_BIN, *system))
+    # the environment is the staging copy, bound writable: pip in a step installs there;
+    # a step that pip-installs the environment's local files needs to see them
+    config = build_config(
+        "/root",
+        binds,
+        spec.environment.local_paths(),
+        {"PATH": path, "VIRTUAL_ENV": SANDBOX_ENV, **spec.env},
     )
-    timeout = int(os.environ.get("LABCOAT_ENV_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT))
+    timeout = build_timeout()
     outputs: list[str] = []
-    session = await BwrapSession.create(config)
-    try:
+    async with build_session(config) as session:
         for step in spec.steps:
             outputs.append(f"=== {step.label}: {' '.join(step.argv)[:300]}\n")
             try:
@@ -336,9 +245,6 @@ async def _run_steps(spec: ImageSpec, staging: Path, dirs: dict[str, str]) -> st
             if not result.success:
                 why = f"exit {result.returncode}: {_last_line(result.stdout, result.stderr)}"
                 raise _failure(spec, step, why, outputs)
-    finally:
-        with anyio.CancelScope(shield=True):
-            await session.close()
     return "".join(outputs)
 
 

@@ -1,4 +1,5 @@
-"""The host directories behind one sample's sandbox, and who owns what in them."""
+"""The host side of sandboxes: folders (each sample's, the cache), users, and whether
+labcoat runs privileged (as root, with a separate root user in its sandboxes)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labcoat.sandbox._config import AGENT_HOME, BwrapConfig
+from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._disk import release_mounts
+from labcoat.sandbox._paths import AGENT_HOME
 
 AGENT_UID = 1000
 PROTECTED_GID = 999
@@ -33,6 +35,19 @@ LEGACY_AGE_S = 6 * 3600
 when this old and nothing runs in its cgroup."""
 
 logger = logging.getLogger(__name__)
+
+
+def privileged() -> bool:
+    """Root without a user namespace, unless LABCOAT_SANDBOX_USERNS=1 forces userns mode."""
+    return os.geteuid() == 0 and os.environ.get("LABCOAT_SANDBOX_USERNS") != "1"
+
+
+def cache_dir() -> Path:
+    """Where built environments, images and downloads are kept (LABCOAT_CACHE)."""
+    root = os.environ.get("LABCOAT_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "labcoat"
+    )
+    return Path(root)
 
 
 def sandboxes_root() -> Path:
@@ -136,7 +151,7 @@ def chown_tree(path: Path, uid: int, gid: int) -> None:
                 os.lchown(os.path.join(parent, name), uid, gid)
 
 
-def prepare_dirs(d: SampleDirs, config: BwrapConfig, privileged: bool) -> None:
+def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> None:
     """Create the sample's host directories, as `config` and the mode want them (the
     disk folder, `d.disk`, exists already)."""
     if config.home_source:
@@ -155,15 +170,13 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, privileged: bool) -> None:
     else:
         d.root_home.mkdir()
     os.chmod(d.root_home, 0o700)
-    if privileged:
+    if separate_root:
         chown_tree(d.home, AGENT_UID, AGENT_UID)
         chown_tree(d.root_home, 0, 0)
 
 
 def give_to_agent(path: Path) -> None:
     """Hand host files to the sandbox's agent user (only the root mode has a separate one)."""
-    from labcoat.sandbox._command import privileged
-
     if privileged():
         chown_tree(path, AGENT_UID, AGENT_UID)
 

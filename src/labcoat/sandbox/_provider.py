@@ -16,9 +16,10 @@ from pydantic import BaseModel
 from typing_extensions import override
 
 from labcoat._errors import MissingDependencyError
+from labcoat.sandbox._command import bwrap_path
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._record import record_sandbox_events
-from labcoat.sandbox._session import BwrapSession, bwrap_path
+from labcoat.sandbox._sample import BwrapSession
 
 
 def _config_of(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:

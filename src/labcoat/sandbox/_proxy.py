@@ -32,22 +32,8 @@ from labcoat.integrity import Blocklist
 from labcoat.sandbox._destinations import check_destination
 from labcoat.sandbox._server import splice
 
-SANDBOX_PROXY_SOCKET = "/run/labcoat/proxy.sock"
-SANDBOX_PROXY_PORT = 3128
 _HEADER_LIMIT = 64 * 1024
 _DROPPED_HEADERS = {"connection", "keep-alive", "host", "te", "upgrade", "trailer"}
-
-
-def proxy_environment() -> dict[str, str]:
-    url = f"http://127.0.0.1:{SANDBOX_PROXY_PORT}"
-    return {
-        "HTTP_PROXY": url,
-        "HTTPS_PROXY": url,
-        "http_proxy": url,
-        "https_proxy": url,
-        "NO_PROXY": "localhost,127.0.0.1,::1",
-        "no_proxy": "localhost,127.0.0.1,::1",
-    }
 
 
 def _connect_target(target: str) -> tuple[str, int | None]:

@@ -14,7 +14,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from labcoat.sandbox._session import BwrapSession
+    from labcoat.sandbox._session import SandboxSession
 
 NETWORK_KEY = "labcoat:network"
 DISK_KEY = "labcoat:disk"
@@ -36,7 +36,7 @@ def _info(data: dict[str, Any], source: str) -> None:
         transcript().info(data, source=source)
 
 
-def record_sandbox_events(session: BwrapSession) -> None:
+def record_sandbox_events(session: SandboxSession) -> None:
     """Move what the proxy and the disk quota saw since the last call into the record."""
     store = _sample_store()
     if store is None:

@@ -17,8 +17,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from labcoat.sandbox import PROTECTED_GID, Bind, BuiltImage, has_separate_root
-from labcoat.sandbox._layout import sandboxes_root
+from labcoat.sandbox import PROTECTED_GID, Bind, BuiltImage, has_separate_root, sandboxes_root
 
 SAMPLE_UUID_PATH = "/var/run/sample_uuid"
 

@@ -1,0 +1,27 @@
+"""Where things are inside a sandbox: the paths every layer agrees on.
+
+Host-side folders (sample folders, the cache) are the layout layer's (`_layout`); these
+are the paths a sandbox's own processes see.
+"""
+
+from __future__ import annotations
+
+AGENT_HOME = "/home/agent"
+DEFAULT_WORKDIR = f"{AGENT_HOME}/work"
+
+SANDBOX_PYTHON_PREFIX = "/opt/labcoat/python"
+"""A relocated host interpreter (one outside /usr) is mounted here."""
+SANDBOX_BIN = "/opt/labcoat/bin"
+"""First on PATH: `python`/`python3` links to the task's interpreter."""
+SANDBOX_SERVER = "/opt/labcoat/exec_server.py"
+SANDBOX_ENV = "/opt/labcoat/env"
+"""The task's virtual environment (read-only in task sandboxes, written by builds)."""
+PIP_MOUNT = "/opt/labcoat/pip"
+"""Holds only the harness's `pip` package, for environment builds."""
+PIP_CACHE_MOUNT = "/opt/labcoat/pip-cache"
+BUILD_CONTEXT = "/opt/labcoat/context"
+"""What an image build's steps copy from (a Dockerfile's COPY source)."""
+
+SANDBOX_PROXY_SOCKET = "/run/labcoat/proxy.sock"
+SANDBOX_PROXY_PORT = 3128
+"""The forwarder inside the sandbox listens on 127.0.0.1 here and relays to the socket."""
