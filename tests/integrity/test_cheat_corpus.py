@@ -22,10 +22,9 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 from scripted_models import scripted_call
 
-from labcoat.families._score import run_flags
 from labcoat.families.rebench import rebench
 from labcoat.families.researchgym import researchgym
-from labcoat.integrity import inspect_logs
+from labcoat.integrity import inspect_logs, run_flags
 from labcoat.sandbox import NETWORK_KEY, _destinations
 
 NETLAB = Path(__file__).parent / "data" / "netlab"

@@ -24,8 +24,8 @@ from inspect_ai.tool import ToolCall
 from openai_stub import openai_stub, text_turn
 
 from labcoat._run._results import collect_results
-from labcoat.families._score import INTEGRITY_FLAGS, research_score
-from labcoat.integrity import inspect_logs
+from labcoat.families._score import research_score
+from labcoat.integrity import INTEGRITY_FLAGS, inspect_logs
 
 CHEAT = [
     ("bash", {"cmd": "cat /proc/1/environ | tr '\\0' '\\n' | grep -i key"}),

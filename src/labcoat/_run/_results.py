@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from inspect_ai.log import EvalLog, read_eval_log
 
-from labcoat.families._score import ERROR_RULE, NORMALIZED, RAW, WEIGHT, mean_over_runs, run_flags
+from labcoat.families._score import ERROR_RULE, NORMALIZED, RAW, WEIGHT, mean_over_runs
+from labcoat.integrity import run_flags
 
 
 @dataclass

@@ -23,7 +23,7 @@ from labcoat.analysis._families import family_for
 from labcoat.analysis._family import Row, label_of
 from labcoat.analysis._family_researchcodebench import with_paper
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
-from labcoat.families._score import INSPECT_KEY
+from labcoat.integrity import INSPECT_KEY
 
 logger = logging.getLogger(__name__)
 

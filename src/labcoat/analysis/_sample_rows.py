@@ -11,7 +11,8 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from labcoat.analysis._family import Family, Row, num
-from labcoat.families._score import NORMALIZED, RAW, WEIGHT, run_flags
+from labcoat.families._score import NORMALIZED, RAW, WEIGHT
+from labcoat.integrity import run_flags
 
 STEPS_KEY = "labcoat:steps"
 STOP_KEY = "labcoat:stopped_by"

@@ -48,7 +48,7 @@ def raw_of(score: Score | None) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-# --- one rule for errors, one place for integrity flags (every table uses these) -------
+# --- one rule for errors (every table uses it; integrity flags: labcoat.integrity) ------
 
 ERROR_SCORE = 0.0
 """What a run without a valid score counts as in every mean: 0 normalized, the starting
@@ -57,14 +57,6 @@ point. An error never raises a mean; the tables show how many runs errored besid
 ERROR_RULE = (
     "errored runs (no valid score) count as 0 normalized in the mean; the errors column counts them"
 )
-
-INTEGRITY_FLAGS = "integrity_flags"
-"""Score (or, for a run without a score, sample) metadata key: one-line strings saying
-why a run is suspect. A flagged run keeps its score and is marked in every table."""
-
-
-INSPECT_KEY = "labcoat_inspect"
-"""Log metadata key `labcoat inspect` writes: when it read the log, what it found."""
 
 
 def mean_over_runs(
@@ -86,23 +78,6 @@ def mean_over_runs(
     ]
     total = sum(w for _, w in pairs)
     return sum(v * w for v, w in pairs) / total if total > 0 else None
-
-
-def flags_of(metadata: dict[str, Any] | None) -> list[str]:
-    """The integrity flags in a score's (or sample's) metadata."""
-    raw = (metadata or {}).get(INTEGRITY_FLAGS) or []
-    if isinstance(raw, str):
-        return [raw]
-    return [str(f) for f in raw if f] if isinstance(raw, list | tuple) else []
-
-
-def run_flags(sample: Any) -> list[str]:
-    """Every integrity flag of one run (an Inspect `EvalSample`): its scores' and its own."""
-    found: list[str] = []
-    for score in (getattr(sample, "scores", None) or {}).values():
-        found += flags_of(score.metadata)
-    found += flags_of(getattr(sample, "metadata", None))
-    return list(dict.fromkeys(found))
 
 
 def _known(scores: list[SampleScore]) -> list[float]:

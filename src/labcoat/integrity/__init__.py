@@ -1,4 +1,4 @@
-"""Integrity: blocklists, canonical URLs, transcript scans and the run inspector."""
+"""Integrity: flag vocabulary, blocklists, canonical URLs, transcript scans, run inspector."""
 
 from labcoat.integrity._blocklist import (
     Blocklist,
@@ -9,11 +9,14 @@ from labcoat.integrity._blocklist import (
 )
 from labcoat.integrity._detectors import DETECTORS, detect
 from labcoat.integrity._findings import Finding, RunView
+from labcoat.integrity._flags import INSPECT_KEY, INTEGRITY_FLAGS, flags_of, run_flags
 from labcoat.integrity._inspector import Inspection, RunFindings, inspect_log, inspect_logs
 from labcoat.integrity._urls import CanonicalUrl, canonical_host, canonical_ip, canonical_url
 
 __all__ = [
     "DETECTORS",
+    "INSPECT_KEY",
+    "INTEGRITY_FLAGS",
     "Blocklist",
     "BlocklistHit",
     "CanonicalUrl",
@@ -26,8 +29,10 @@ __all__ = [
     "canonical_url",
     "detect",
     "extract_urls",
+    "flags_of",
     "inspect_log",
     "inspect_logs",
     "load_blocklist",
+    "run_flags",
     "scan_messages",
 ]

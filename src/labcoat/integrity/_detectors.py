@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from labcoat.integrity._blocklist import extract_urls
 from labcoat.integrity._findings import INSPECT_PREFIX, Action, Finding, RunView
+from labcoat.integrity._flags import flags_of
 
 MAX_EVIDENCE = 5
 
@@ -298,8 +299,6 @@ def _recorded_blocklist_hits(view: RunView) -> list[str]:
 
 
 def _grader_flags(view: RunView) -> list[Finding]:
-    from labcoat.families._score import flags_of
-
     flags = [f for f in flags_of(view.score_metadata) if not f.startswith(INSPECT_PREFIX)]
     flags += [f for f in flags_of(view.sample_metadata) if not f.startswith(INSPECT_PREFIX)]
     # already integrity flags: reported as evidence, not flagged a second time

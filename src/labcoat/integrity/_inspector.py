@@ -42,9 +42,9 @@ from inspect_ai.scorer import ScoreEdit
 
 from labcoat._util.sync import run_sync
 from labcoat._version import __version__
-from labcoat.families._score import INSPECT_KEY, INTEGRITY_FLAGS, flags_of
 from labcoat.integrity._detectors import detect
 from labcoat.integrity._findings import FINDINGS_KEY, INSPECT_PREFIX, Finding, RunView
+from labcoat.integrity._flags import INSPECT_KEY, INTEGRITY_FLAGS, flags_of
 
 AUTHOR = "labcoat inspect"
 FLAGGED_TAG = "integrity-flagged"

@@ -31,7 +31,8 @@ from labcoat.families.paperbench._integrity import blocklist_report
 from labcoat.families.paperbench._judge import Judge, JudgeInput, JudgeResult, MemoryCache, Rerun
 from labcoat.families.paperbench._judges import make_judge
 from labcoat.families.paperbench._layout import SUBMISSION_DIR
-from labcoat.families.paperbench._papers import Paper, load_paper
+from labcoat.families.paperbench._paper import Paper
+from labcoat.families.paperbench._papers import load_paper
 from labcoat.families.paperbench._reproduce import ReproductionSettings, reproduce_placed
 from labcoat.families.paperbench._rubric import (
     TASK_CATEGORIES,
@@ -43,7 +44,7 @@ from labcoat.families.paperbench._rubric import (
 from labcoat.families.paperbench._runner import sandbox_command_runner
 from labcoat.families.paperbench._sidecar import SEED, load_sidecar
 from labcoat.grading import agent_workspace, stop_agent_processes
-from labcoat.integrity import Blocklist
+from labcoat.integrity import INTEGRITY_FLAGS, Blocklist
 
 EXPLANATION_CHARS = 300
 # One BLAS thread for check commands: their numbers do not depend on the machine's core
@@ -260,7 +261,7 @@ def paperbench_scorer():
                 "judge": result.judge,
                 "judge_usage": result.usage.to_json(),
                 # one line each, for a person to review; they do not change the score
-                "integrity_flags": list(result.flags) + blocklist_flags(integrity),
+                INTEGRITY_FLAGS: list(result.flags) + blocklist_flags(integrity),
                 "invalid_leaves": no_check,
                 # the graded rubric in PaperBench's own format (what analysis reads), and
                 # a compact view of it (counts by category, short explanations)

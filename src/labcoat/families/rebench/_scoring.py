@@ -29,10 +29,10 @@ from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score
 from labcoat.families.rebench._family import AGENT_HOME, OperationFailed
 from labcoat.families.rebench._sample import SampleTask, flag, flags, sample_operation
 from labcoat.grading import agent_workspace, stop_agent_processes
+from labcoat.integrity import INTEGRITY_FLAGS
 
 SCORE_LOG = "labcoat:rebench:score_log"
 MANUAL = "manual_scoring"
-INTEGRITY_FLAGS = "integrity_flags"
 
 # entry statuses: a number, NaN (an invalid submission), None, or scoring that broke
 OK, INVALID, NO_SCORE, BROKEN = "ok", "invalid", "no_score", "error"

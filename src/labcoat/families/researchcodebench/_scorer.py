@@ -28,6 +28,7 @@ from labcoat.families.researchcodebench._snippets import (
     reindent,
 )
 from labcoat.grading import agent_workspace, stop_agent_processes
+from labcoat.integrity import INTEGRITY_FLAGS
 
 OUTPUT_TAIL = 4000  # characters of the test output kept in the score's metadata
 
@@ -143,7 +144,7 @@ def researchcodebench_scorer():
             "flags": flags,
             # read by the integrity inspector: static flags label a run, run-time ones
             # (the completion did it while the tests ran) also fail it
-            "integrity_flags": list(flags),
+            INTEGRITY_FLAGS: list(flags),
             "weak_test": passed and not code.strip(),
             "code": code,
             "exit_code": run.exit_code,

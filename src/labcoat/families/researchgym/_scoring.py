@@ -39,13 +39,12 @@ from labcoat.families.researchgym._metrics import RunSummary, summarize
 from labcoat.families.researchgym._sample import SampleInfo
 from labcoat.families.researchgym._sidecar import GradingSpec, Sidecar
 from labcoat.grading import agent_workspace, network_attempts, stop_agent_processes
-from labcoat.integrity import scan_messages
+from labcoat.integrity import INTEGRITY_FLAGS, scan_messages
 
 COMPLETION = "completion_rate"
 IMPROVED = "improved"
 IMPROVEMENT = "improvement"
 SELF_REPORTED = "self_reported"
-INTEGRITY_FLAGS = "integrity_flags"
 GIT_SETUP = "labcoat:researchgym:git_setup"
 GRADER_RECORD = "labcoat:researchgym:grader"
 NORMALIZATION_RULE = (
