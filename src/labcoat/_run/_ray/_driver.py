@@ -24,7 +24,8 @@ from labcoat._run._ray._coordinator import Coordinator
 from labcoat._run._ray._merge import ShardState, merge_group, read_shard, write_merged
 from labcoat._run._ray._plan import Group, SampleJob, plan_groups
 from labcoat._run._ray._progress import Progress
-from labcoat._run._ray._worker import AttemptOutcome, RunSpec, run_sample
+from labcoat._run._ray._spec import RunSpec
+from labcoat._run._ray._worker import AttemptOutcome, run_sample
 from labcoat._run._results import TaskResult
 from labcoat.families import TaskEntry
 from labcoat.suites import BUNDLED, resolve_target

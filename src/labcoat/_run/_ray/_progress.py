@@ -7,20 +7,38 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from labcoat._run._ray._driver import RayRun
-    from labcoat._run._ray._plan import SampleJob
+    from labcoat._run._ray._merge import ShardState
+    from labcoat._run._ray._plan import Group, SampleJob
     from labcoat._run._ray._worker import AttemptOutcome
+
+JobKey = tuple[str, str, int]
+
+
+class LaunchView(Protocol):
+    """What progress reads of a launch (the driver's `RayRun`): typed here, so that this
+    module, which the driver imports, does not import the driver."""
+
+    @property
+    def groups(self) -> list[Group]: ...
+    @property
+    def states(self) -> dict[JobKey, ShardState]: ...
+    @property
+    def outcomes(self) -> dict[JobKey, AttemptOutcome]: ...
+    @property
+    def failures(self) -> dict[JobKey, str]: ...
+    @property
+    def resumed(self) -> int: ...
 
 
 class Progress:
-    def __init__(self, run: RayRun, *, enabled: bool = True) -> None:
+    def __init__(self, run: LaunchView, *, enabled: bool = True) -> None:
         self._run = run
         self._enabled = enabled
         self._console = Console(file=sys.stderr)
@@ -165,6 +183,6 @@ class Progress:
         )
 
 
-def _title_of(run: RayRun, key: tuple[str, str, int]) -> str:
+def _title_of(run: LaunchView, key: JobKey) -> str:
     group = next((g for g in run.groups if g.key == key[0]), None)
     return group.title if group else "?"

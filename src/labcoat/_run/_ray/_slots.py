@@ -4,7 +4,8 @@ Inspect bounds each model's connections per process through a pluggable semaphor
 registry. On a node, the run's registry is wrapped so that holding a model's slot also
 holds one of the coordinator's cluster-wide slots for that model: a call waits for both,
 and the local limit still applies. It is installed by an Inspect hook at the start of the
-node's eval (Inspect resets the registry when an eval starts).
+node's eval (Inspect resets the registry when an eval starts); the node registers that hook
+when it starts a sample.
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from inspect_ai.hooks import Hooks, RunStart, hooks
 from inspect_ai.util import _concurrency
 
-if TYPE_CHECKING:
-    from labcoat._run._ray._worker import RunSpec
+from labcoat._run._ray._spec import RunSpec
 
 
 class _ClusterHold:
@@ -125,9 +125,9 @@ def model_of(name: str, models: set[str]) -> str | None:
 
 
 _active: ClusterSlotsRegistry | None = None
+_hook_registered = False
 
 
-@hooks(name="labcoat_cluster_model_slots", description="labcoat --ray: cluster model slots")
 class ClusterModelSlots(Hooks):
     """Puts the cluster registry in place when a node's eval starts (only on nodes)."""
 
@@ -138,6 +138,20 @@ class ClusterModelSlots(Hooks):
         if _active is not None:
             _active._inner = _concurrency._concurrency_registry
             _concurrency._concurrency_registry = _active  # type: ignore[assignment]
+
+
+def register_hook() -> None:
+    """Registers `ClusterModelSlots` with Inspect, once per process, as a node starts a sample.
+
+    Not at import: the launcher imports this module too (through the worker), and Inspect
+    announces every registered hook on the console when a process creates its first model.
+    """
+    global _hook_registered
+    if not _hook_registered:
+        hooks(name="labcoat_cluster_model_slots", description="labcoat --ray: cluster model slots")(
+            ClusterModelSlots
+        )
+        _hook_registered = True
 
 
 @contextmanager

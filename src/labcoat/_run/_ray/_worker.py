@@ -13,41 +13,22 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai._util.file import file, filesystem
-from inspect_ai.model import ModelCost
 
 from labcoat._run._costs import register_prices
 from labcoat._run._ray._plan import SampleJob, family_task
+from labcoat._run._ray._slots import cluster_slots, register_hook
+from labcoat._run._ray._spec import RunSpec
 from labcoat.grading import Reservation, sample_reservation
 
 ATTEMPT_SUFFIX = ".attempt"
 RAY_METADATA = "labcoat_ray"
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """Everything a node needs to run a sample the way the launcher would."""
-
-    target: str
-    sandbox: str
-    model: str
-    model_roles: dict[str, str] | None = None
-    model_args: dict[str, Any] = field(default_factory=dict)
-    task_args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    limits: dict[str, float | int] = field(default_factory=dict)
-    """Inspect's per-sample limits, e.g. {"time_limit": 3600}."""
-    prices: dict[str, ModelCost] = field(default_factory=dict)
-    max_connections: int | None = None
-    model_timeout: int | None = None
-    """Seconds per model-call attempt (Inspect's `attempt_timeout`)."""
-    coordinator: Any = None
-    """The run's coordinator actor (model slots, progress), or None."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +91,7 @@ def _task_for(spec: RunSpec, job: SampleJob) -> Task:
 
 def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
     """One attempt at one job, on whichever node Ray placed it."""
-    from labcoat._run._ray import _slots
-
+    register_hook()  # first: in place before anything here creates a model
     start = time.monotonic()
     node = node_identity()
     attempt = {
@@ -128,7 +108,7 @@ def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
     register_prices(spec.prices)
     task = _task_for(spec, job)
     held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
-    with _slots.cluster_slots(spec, node["node_id"]), sample_reservation(held):
+    with cluster_slots(spec, node["node_id"]), sample_reservation(held):
         [log] = inspect_eval(
             task,
             model=spec.model,
