@@ -60,9 +60,8 @@ from labcoat.families.paperbench._layout import PAPER_DIR, SUBMISSION_DIR
 from labcoat.families.paperbench._llm_judge import LLMJudge
 from labcoat.families.paperbench._logs import reduce_log
 from labcoat.families.paperbench._manifest import FileChanges, diff, manifest
+from labcoat.families.paperbench._paper import JUDGE_ONLY, Paper
 from labcoat.families.paperbench._papers import (
-    JUDGE_ONLY,
-    Paper,
     discover,
     find_paper_dirs,
     load_paper,

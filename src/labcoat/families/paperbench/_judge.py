@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from labcoat.families.paperbench._files import FileView
 from labcoat.families.paperbench._graded import GradedNode, LeafGrade, grade_tree
-from labcoat.families.paperbench._papers import Paper
+from labcoat.families.paperbench._paper import Paper
 from labcoat.families.paperbench._rubric import NodePath, RubricNode
 
 

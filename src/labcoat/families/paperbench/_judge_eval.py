@@ -21,7 +21,7 @@ from labcoat._errors import LabcoatError
 from labcoat.families.paperbench._files import FileView
 from labcoat.families.paperbench._graded import GradedNode, load_graded_tree
 from labcoat.families.paperbench._judge import Judge, JudgeInput, JudgeUsage, Reproduction
-from labcoat.families.paperbench._papers import Paper
+from labcoat.families.paperbench._paper import Paper
 from labcoat.families.paperbench._rubric import code_dev, dotted_path
 
 EXPECTED_RESULT = "expected_result.json"

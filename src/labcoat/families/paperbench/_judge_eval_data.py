@@ -31,7 +31,8 @@ from labcoat._util.lfs import is_lfs_pointer, require_content
 from labcoat.families.paperbench._files import LocalFiles
 from labcoat.families.paperbench._graded import GradedNode, load_graded_tree
 from labcoat.families.paperbench._judge_eval import EXPECTED_RESULT, JudgeEvalItem
-from labcoat.families.paperbench._papers import Paper, find_paper_dirs, load_paper
+from labcoat.families.paperbench._paper import Paper
+from labcoat.families.paperbench._papers import find_paper_dirs, load_paper
 
 SUBMISSION = "submission"
 SUBMISSION_TAR = "submission.tar"

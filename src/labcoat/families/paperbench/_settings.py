@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labcoat._errors import TaskDataError
 from labcoat._util.yaml_file import read_yaml
-from labcoat.families.paperbench._papers import Paper
+from labcoat.families.paperbench._paper import Paper
 
 # PaperBench gives agents 12 hours; the reproduction limit is labcoat's default.
 DEFAULT_TIME_LIMIT_MINUTES = 12 * 60

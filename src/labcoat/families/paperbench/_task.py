@@ -29,9 +29,9 @@ from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
 from labcoat.families.paperbench._judges import JUDGES
 from labcoat.families.paperbench._layout import PAPER_DIR, SUBMISSION_DIR, instructions
+from labcoat.families.paperbench._paper import Paper
 from labcoat.families.paperbench._papers import (
     FAMILY,
-    Paper,
     discover,
     load_paper,
     read_split,
