@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+# fixtures of their own modules, for every test folder
+pytest_plugins = ["fake_gpus"]
+
 
 @pytest.fixture
 def anyio_backend() -> str:

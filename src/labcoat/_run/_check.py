@@ -16,7 +16,7 @@ from labcoat.sandbox import (
     PythonEnv,
     ensure_environment,
     ensure_image,
-    machine_has_gpu,
+    usable_gpus,
 )
 
 MAX_POINTERS_SHOWN = 5
@@ -73,8 +73,9 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
         for message in info.problems:
             kind, _, text = message.partition(": ")
             add(kind, text) if text else add("task", message)
-        if info.gpus and not machine_has_gpu():
-            add("gpu", f"asks for {info.gpus} GPU(s); this machine has none")
+        if info.gpus > len(usable_gpus()):
+            have = len(usable_gpus()) or "none"
+            add("gpu", f"asks for {info.gpus} GPU(s); this machine has {have}")
         if not build:
             continue
         for env in info.environments:

@@ -12,8 +12,10 @@ from labcoat.sandbox import (
     Bind,
     BwrapConfig,
     BwrapSession,
+    GpuLease,
     ImageSpec,
     PythonEnv,
+    current_bwrap_session,
     has_separate_root,
     machine,
     thread_environment,
@@ -23,6 +25,17 @@ from labcoat.sandbox import (
 def exclusive_machine() -> AbstractAsyncContextManager[None]:
     """Hold while a timing-sensitive score is measured: no other sandbox command starts."""
     return machine.exclusive()
+
+
+def _sample_gpus(gpus: int) -> GpuLease | None:
+    """The GPUs the current sample's own sandbox holds (a grader shares them), if any."""
+    if gpus <= 0:
+        return None
+    try:
+        session = current_bwrap_session()
+    except ProcessLookupError:  # not inside a sample (a stand-alone operation)
+        return None
+    return session.gpu_lease if session is not None else None
 
 
 @asynccontextmanager
@@ -38,7 +51,7 @@ async def grader_session(
     workdir: str = "/root",
     network: bool = False,
     blocklist: dict[str, tuple[str, ...]] | None = None,
-    gpus: bool = False,
+    gpus: int = 0,
     image: ImageSpec | None = None,
     binds: tuple[Bind, ...] = (),
     env: dict[str, str] | None = None,
@@ -48,7 +61,8 @@ async def grader_session(
     As root, /root is root-only and the grader can run agent code as the agent user;
     without root (one user), agent code run by a grader could read /root: the log notes
     the mode so reports can tell. A run that needs what the agent had (a reproduction)
-    may ask for the same network (through the filtering proxy) and GPUs. `image` (a task
+    may ask for the same network (through the filtering proxy) and GPUs (the sample's own
+    when it holds enough, else the machine pool's). `image` (a task
     image) replaces `environment`; `binds` add host paths (a sample's own state); `env`
     sets variables of every command.
     """
@@ -72,7 +86,7 @@ async def grader_session(
         blocklist=blocklist,
         gpus=gpus,
     )
-    session = await BwrapSession.create(config)
+    session = await BwrapSession.create(config, share_gpus=_sample_gpus(gpus))
     try:
         yield session
     finally:

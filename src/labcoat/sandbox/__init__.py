@@ -8,7 +8,7 @@ from those below it; tests/test_import_layers.py holds every module to this list
 new module joins it here:
 
     provider   _provider _record
-    builds     _sample _build _environment _image _pip_adapt _pip_config
+    builds     _sample _gpu_pool _build _environment _image _pip_adapt _pip_config
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
     command    _command
@@ -21,8 +21,9 @@ new module joins it here:
 - command: the bwrap command line and the environment variables commands start from.
 - session: a running sandbox (processes, requests, clean-up) and the services it runs
   (the exec server inside, the filtering proxy outside).
-- builds: what builds on sessions: task environments, task images, and `BwrapSession`,
-  a sample's sandbox built first; the GPU pool and root file systems belong here.
+- builds: what builds on sessions: task environments, task images, the GPU pool, and
+  `BwrapSession`, a sample's sandbox built and given its GPUs first; root file systems
+  belong here too.
 - provider: the Inspect sandbox provider and what it records into the sample's log.
 """
 
@@ -30,7 +31,8 @@ from labcoat.sandbox._build import EnvironmentBuildError
 from labcoat.sandbox._command import bwrap_path, thread_environment
 from labcoat.sandbox._config import DEFAULT_DISK_MB, Bind, BwrapConfig
 from labcoat.sandbox._environment import built_environment, ensure_environment
-from labcoat.sandbox._gpus import machine_has_gpu
+from labcoat.sandbox._gpu_pool import GpuLease, GpuRequestError, gpu_pool
+from labcoat.sandbox._gpus import Gpu, machine_gpus, machine_has_gpu, usable_gpus
 from labcoat.sandbox._image import BuiltImage, ImageBuildError, built_image, ensure_image
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep
 from labcoat.sandbox._layout import PROTECTED_GID, cache_dir, give_to_agent, sandboxes_root
@@ -38,7 +40,7 @@ from labcoat.sandbox._layout import privileged as has_separate_root
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
-from labcoat.sandbox._record import DISK_KEY, NETWORK_KEY, record_sandbox_events
+from labcoat.sandbox._record import DISK_KEY, GPUS_KEY, NETWORK_KEY, record_sandbox_events
 from labcoat.sandbox._requirements import (
     PythonEnv,
     read_requirements_file,
@@ -54,6 +56,7 @@ __all__ = [
     "DEFAULT_DISK_MB",
     "DEFAULT_WORKDIR",
     "DISK_KEY",
+    "GPUS_KEY",
     "NETWORK_KEY",
     "PROTECTED_GID",
     "Bind",
@@ -63,6 +66,9 @@ __all__ = [
     "BwrapSandboxEnvironment",
     "BwrapSession",
     "EnvironmentBuildError",
+    "Gpu",
+    "GpuLease",
+    "GpuRequestError",
     "ImageBuildError",
     "ImageSpec",
     "ImageStep",
@@ -75,8 +81,10 @@ __all__ = [
     "ensure_environment",
     "ensure_image",
     "give_to_agent",
+    "gpu_pool",
     "has_separate_root",
     "machine",
+    "machine_gpus",
     "machine_has_gpu",
     "read_requirements_file",
     "record_sandbox_events",
@@ -84,4 +92,5 @@ __all__ = [
     "sandboxes_root",
     "specifiers",
     "thread_environment",
+    "usable_gpus",
 ]

@@ -11,7 +11,6 @@ Two modes, chosen by who runs labcoat:
 from __future__ import annotations
 
 import functools
-import glob
 import math
 import os
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from labcoat._errors import MissingDependencyError
 from labcoat.sandbox._config import BwrapConfig
+from labcoat.sandbox._gpus import Gpu, control_nodes
 from labcoat.sandbox._layout import AGENT_UID, SampleDirs, privileged
 from labcoat.sandbox._paths import (
     AGENT_HOME,
@@ -186,8 +186,20 @@ def thread_environment(cpus: float) -> dict[str, str]:
     return dict.fromkeys(THREAD_VARIABLES, threads)
 
 
+def gpu_environment(gpus: tuple[Gpu, ...]) -> dict[str, str]:
+    """Variables that name a sample's GPUs to CUDA (and to tools that read NVIDIA's)."""
+    if not gpus:
+        return {}
+    ids = ",".join(gpu.cuda_id for gpu in gpus)
+    return {
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",  # indices as NVML and nvidia-smi count them
+        "CUDA_VISIBLE_DEVICES": ids,
+        "NVIDIA_VISIBLE_DEVICES": ids,
+    }
+
+
 def base_environment(
-    config: BwrapConfig, python: PythonLayout, env_dir: Path | None
+    config: BwrapConfig, python: PythonLayout, env_dir: Path | None, gpus: tuple[Gpu, ...] = ()
 ) -> dict[str, str]:
     """The variables every command starts from: nothing of the host unless named."""
     path = [
@@ -210,6 +222,7 @@ def base_environment(
         env.update(proxy_environment())
     if config.cpus is not None:
         env.update(thread_environment(config.cpus))
+    env.update(gpu_environment(gpus))
     env["PATH"] = ":".join(path)
     for name in config.pass_env:
         if name in os.environ:
@@ -219,13 +232,13 @@ def base_environment(
 
 
 def login_environment(
-    config: BwrapConfig, python: PythonLayout, env_dir: Path | None
+    config: BwrapConfig, python: PythonLayout, env_dir: Path | None, gpus: tuple[Gpu, ...] = ()
 ) -> dict[str, str]:
     """What a login shell should have of the sandbox's environment: the sandbox's own
     variables, thread counts included, but not the task's other variables (a login
     shell for the agent user must not inherit what a grader was given)."""
     own = config.model_copy(update={"env": {}, "pass_env": ()})
-    env = base_environment(own, python, env_dir)
+    env = base_environment(own, python, env_dir, gpus)
     env.update({k: v for k, v in config.env.items() if k in THREAD_VARIABLES})
     env.pop("SHELL", None)  # the login sets the user's own
     return env
@@ -261,12 +274,14 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
     return args
 
 
-def _gpu_mounts() -> list[str]:
+def _gpu_mounts(gpus: tuple[Gpu, ...]) -> list[str]:
+    """The device nodes of the sample's own GPUs (no other GPU's), and the driver's."""
     args: list[str] = []
-    for node in sorted(glob.glob("/dev/nvidia*")):
-        args += ["--dev-bind", node, node]
-    for path in ("/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices"):
-        if os.path.exists(path) and not path.startswith("/proc"):
+    nodes = [gpu.node for gpu in gpus if gpu.node is not None and gpu.node.exists()]
+    for node in [*nodes, *control_nodes()]:
+        args += ["--dev-bind", str(node), f"/dev/{node.name}"]
+    for path in ("/sys/bus/pci", "/sys/devices"):
+        if os.path.exists(path):
             args += ["--ro-bind", path, path]
     return args
 
@@ -307,6 +322,7 @@ def bwrap_command(
     env_dir: Path | None,
     server_source: str,
     bwrap: str = "bwrap",
+    gpus: tuple[Gpu, ...] = (),
 ) -> list[str]:
     """argv that starts the sandbox running the exec server on fd 3."""
     args = [
@@ -378,8 +394,8 @@ def bwrap_command(
     args += ["--ro-bind", server_source, SANDBOX_SERVER]
     for bind in config.binds:
         args += ["--bind" if bind.writable else "--ro-bind", bind.source, bind.target]
-    if config.gpus:
-        args += _gpu_mounts()
+    if config.gpus and gpus:
+        args += _gpu_mounts(gpus)
     for path in hidden_paths(python):
         args += ["--tmpfs", path]
     # the root itself (and the /etc, /opt, /home it holds) is read-only once built, and

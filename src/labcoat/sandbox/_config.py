@@ -56,8 +56,10 @@ class BwrapConfig(BaseModel, frozen=True):
     command_timeout: int | None = Field(default=None, gt=0)
     """Upper bound on any single command's wall time (seconds)."""
 
-    gpus: bool = False
-    """Bind the NVIDIA device nodes when the host has them."""
+    gpus: int = Field(default=0, ge=0)
+    """GPUs the sample holds, each held by no other sample (`BwrapSession` leases them
+    from the machine's pool; only their device nodes are bound, and CUDA_VISIBLE_DEVICES
+    names them). `True` means one."""
 
     environment: PythonEnv | None = PythonEnv()
     """The task's Python environment (a venv built by pip, mounted read-only); an empty

@@ -194,18 +194,24 @@ def create_cgroup(name: str, wanted: Wanted) -> Cgroup | None:
 
 
 def rlimits(
-    memory_mb: int | None, pids: int | None, file_size_mb: int | None, cgroup: Cgroup | None
+    memory_mb: int | None,
+    pids: int | None,
+    file_size_mb: int | None,
+    cgroup: Cgroup | None,
+    gpus: bool = False,
 ) -> dict[str, int]:
     """rlimits the exec server sets on itself (its commands inherit them).
 
     File size is always an rlimit. Memory and process count fall back to rlimits only
     when no cgroup enforces them; they are per process (memory) or per user (processes).
+    With GPUs, memory is capped by RLIMIT_DATA, not RLIMIT_AS: CUDA reserves address
+    space far beyond any memory cap (inaccessible mappings, which RLIMIT_DATA leaves out).
     """
     limits: dict[str, int] = {"RLIMIT_CORE": 0}
     if file_size_mb is not None:
         limits["RLIMIT_FSIZE"] = file_size_mb * 1024 * 1024
     if cgroup is None and memory_mb is not None:
-        limits["RLIMIT_AS"] = memory_mb * 1024 * 1024
+        limits["RLIMIT_DATA" if gpus else "RLIMIT_AS"] = memory_mb * 1024 * 1024
     if cgroup is None and pids is not None:
         limits["RLIMIT_NPROC"] = pids
     return limits

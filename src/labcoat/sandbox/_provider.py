@@ -55,6 +55,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
         session = await BwrapSession.create(_config_of(config))
+        record_sandbox_events(session)  # what it holds (GPUs) from the start
         return {"default": cls(session)}
 
     @override

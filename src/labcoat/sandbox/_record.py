@@ -2,10 +2,11 @@
 
 The proxy and the disk watcher run in the harness, outside any sample's context, so
 their observations are collected here, after each command and before grading: every
-request through the proxy (allowed, refused, failed) and every time the disk quota was
-reached. They go to the sample's store (`labcoat:network`, `labcoat:disk`), which the
-log keeps, and as info events to the transcript, where `inspect view` shows them at the
-point of the run they happened.
+request through the proxy (allowed, refused, failed), every time the disk quota was
+reached, and the GPUs the sample holds. They go to the sample's store (`labcoat:network`,
+`labcoat:disk`, `labcoat:gpus`), which the log keeps, and (network and disk) as info
+events to the transcript, where `inspect view` shows them at the point of the run they
+happened.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from labcoat.sandbox._session import SandboxSession
+    from labcoat.sandbox._sample import BwrapSession
 
 NETWORK_KEY = "labcoat:network"
 DISK_KEY = "labcoat:disk"
+GPUS_KEY = "labcoat:gpus"
 MAX_NETWORK_ENTRIES = 2000
 
 
@@ -36,11 +38,14 @@ def _info(data: dict[str, Any], source: str) -> None:
         transcript().info(data, source=source)
 
 
-def record_sandbox_events(session: SandboxSession) -> None:
+def record_sandbox_events(session: BwrapSession) -> None:
     """Move what the proxy and the disk quota saw since the last call into the record."""
     store = _sample_store()
     if store is None:
         return
+    lease = session.gpu_lease
+    if lease is not None and lease.gpus and store.get(GPUS_KEY) is None:
+        store.set(GPUS_KEY, lease.record())
     new = session.network_log(start=session.network_seen)
     if new:
         session.network_seen += len(new)

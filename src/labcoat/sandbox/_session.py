@@ -26,6 +26,7 @@ from labcoat.sandbox._channel import Channel
 from labcoat.sandbox._command import bwrap_path, login_environment, proxied_network, python_layout
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._disk import SampleDisk, create_disk
+from labcoat.sandbox._gpus import Gpu
 from labcoat.sandbox._layout import (
     AGENT,
     ROOT,
@@ -68,8 +69,11 @@ class SandboxSession(SessionRequests):
         environment: BuiltEnvironment | None,
         cgroup: Cgroup | None,
         disk: SampleDisk | None = None,
+        gpus: tuple[Gpu, ...] = (),
     ) -> None:
         self.config = config
+        self.gpus = gpus
+        """The GPUs whose device nodes the sandbox binds (held by whoever opened it)."""
         self.dirs = dirs
         self.disk = disk
         self.environment = environment
@@ -96,22 +100,27 @@ class SandboxSession(SessionRequests):
     # --- lifecycle ---------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, config: BwrapConfig, environment: BuiltEnvironment | None) -> Self:
-        """Start a sandbox for `config` that mounts `environment` (built already)."""
+    async def open(
+        cls, config: BwrapConfig, environment: BuiltEnvironment | None, gpus: tuple[Gpu, ...] = ()
+    ) -> Self:
+        """Start a sandbox for `config` that mounts `environment` (built already) and
+        binds `gpus` (held already)."""
         bwrap_path()
         # building a sandbox is work on the machine: not while something is being timed
         async with machine.shared():
-            return await cls._open(config, environment)
+            return await cls._open(config, environment, gpus)
 
     @classmethod
-    async def _open(cls, config: BwrapConfig, environment: BuiltEnvironment | None) -> Self:
+    async def _open(
+        cls, config: BwrapConfig, environment: BuiltEnvironment | None, gpus: tuple[Gpu, ...]
+    ) -> Self:
         await sweep_once()
         dirs = SampleDirs(Path(tempfile.mkdtemp(prefix=SAMPLE_PREFIX, dir=sandboxes_root())))
         owner = claim(dirs.root)
         try:
             wanted = Wanted(config.memory_mb, config.pids, config.cpus)
             cgroup = create_cgroup(f"labcoat-{dirs.root.name}", wanted)
-            session = cls(config, dirs, environment, cgroup)
+            session = cls(config, dirs, environment, cgroup, gpus=gpus)
         except BaseException:
             shutil.rmtree(dirs.root, ignore_errors=True)
             os.close(owner)
@@ -124,7 +133,8 @@ class SandboxSession(SessionRequests):
                     create_disk, dirs.root, config.disk_mb
                 )
             prepare_dirs(dirs, config, session.privileged)
-            write_login_profile(dirs, login_environment(config, session.python, session.env_dir))
+            profile = login_environment(config, session.python, session.env_dir, gpus)
+            write_login_profile(dirs, profile)
             if proxied_network(config):
                 session._proxy = FilteringProxy(
                     dirs.run / "proxy.sock",

@@ -28,6 +28,7 @@ from labcoat.sandbox._command import (
 )
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._disk import SampleDisk
+from labcoat.sandbox._gpus import Gpu
 from labcoat.sandbox._layout import SampleDirs, User
 from labcoat.sandbox._limits import Cgroup, rlimits
 from labcoat.sandbox._paths import SANDBOX_PROXY_PORT, SANDBOX_PROXY_SOCKET, SANDBOX_SERVER
@@ -55,6 +56,7 @@ class SessionProcesses:
     env_dir: Path | None
     cgroup: Cgroup | None
     python: PythonLayout
+    gpus: tuple[Gpu, ...]
     users: dict[str, User]
     default_user: User
     _process: Process | None
@@ -110,7 +112,13 @@ class SessionProcesses:
         pairs = [socket.socketpair() for _ in identities]
         child_fds = [child.fileno() for _, child in pairs]
         argv = bwrap_command(
-            self.config, self.dirs, self.python, self.env_dir, _server.__file__, bwrap_path()
+            self.config,
+            self.dirs,
+            self.python,
+            self.env_dir,
+            _server.__file__,
+            bwrap_path(),
+            gpus=self.gpus,
         )
         argv += [
             "--",
@@ -171,10 +179,14 @@ class SessionProcesses:
             ),
             "identity": identity.to_json(),
             "owner": [owner.uid, owner.gid],  # who owns files that write_file creates
-            "env": base_environment(self.config, self.python, self.env_dir),
+            "env": base_environment(self.config, self.python, self.env_dir, self.gpus),
             "output_limit": SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
             "rlimits": rlimits(
-                self.config.memory_mb, self.config.pids, self._file_size_mb(), self.cgroup
+                self.config.memory_mb,
+                self.config.pids,
+                self._file_size_mb(),
+                self.cgroup,
+                gpus=bool(self.gpus),
             ),
         }
 

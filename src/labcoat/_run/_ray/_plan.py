@@ -61,7 +61,7 @@ def sample_resources(sample: Sample, task: Task) -> Resources:
         memory_mb = (config.memory_mb if config else None) or DEFAULT_MEMORY_MB
     gpus = declared.get("gpus")
     if gpus is None:
-        gpus = 1 if config is not None and config.gpus else 0
+        gpus = config.gpus if config is not None else 0
     return Resources(cpus=float(cpus), memory_mb=int(memory_mb), gpus=float(gpus))
 
 

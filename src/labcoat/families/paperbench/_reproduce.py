@@ -244,7 +244,7 @@ async def _run_once(executed: Path, settings: ReproductionSettings) -> _Run:
         workdir=SUBMISSION_DIR,
         network=settings.network,
         blocklist=settings.blocklist,
-        gpus=settings.gpus > 0,
+        gpus=settings.gpus,
     ) as session:
         user = "agent" if "root" in session.users else None
         # the sandbox's clock stamps the outputs' mtimes: read the start time from it

@@ -157,7 +157,7 @@ async def run_operation(
     score_log: list[dict[str, Any]] | None = None,
     memory_mb: int | None = 4096,
     cpus: float | None = None,
-    gpus: bool = False,
+    gpus: int = 0,
     network: bool = False,
     secrets: dict[str, str] | None = None,
     timeout: float | None = None,

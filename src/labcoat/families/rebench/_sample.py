@@ -117,7 +117,7 @@ async def sample_operation(
             score_log=score_log,
             memory_mb=sample.memory_mb,
             cpus=sample.cpus,
-            gpus=sample.gpus > 0,
+            gpus=sample.gpus,
             network=sample.network,
             secrets=sample.secret_values(),
             timeout=sample.timeout,

@@ -52,7 +52,7 @@ from labcoat.sandbox import (
     BwrapConfig,
     current_bwrap_session,
     ensure_image,
-    machine_has_gpu,
+    usable_gpus,
 )
 from labcoat.suites import resolve_target
 
@@ -192,9 +192,10 @@ async def _family_samples(
                 reason = f"{family.name}.py has no task {task_name!r}"
             elif info.get("aux_vm"):
                 reason = "the task asks for an aux VM (get_aux_vm_spec), which labcoat cannot make"
-        if reason is None and resources.gpus and not machine_has_gpu():
+        if reason is None and resources.gpus > len(usable_gpus()):
             model = f" ({resources.gpu_model})" if resources.gpu_model else ""
-            reason = f"the task needs {resources.gpus} GPU(s){model}; this machine has none"
+            have = len(usable_gpus()) or "none"
+            reason = f"the task needs {resources.gpus} GPU(s){model}; this machine has {have}"
         metadata = _metadata(entry, family, task_name, setup, resources, reason)
         info = (setup or {}).get("tasks", {}).get(task_name, {})
         config = BwrapConfig(
@@ -204,7 +205,7 @@ async def _family_samples(
             network=metadata["rebench"]["network"],
             memory_mb=resources.memory_mb,
             cpus=resources.cpus,
-            gpus=resources.gpus > 0,
+            gpus=resources.gpus,
             env={"TASK_ID": entry.id},
             disk_mb=resources.disk_mb,
         )

@@ -87,7 +87,7 @@ async def run_grader(
     timeout_s: float,
     memory_mb: int,
     read_files: list[str],
-    gpus: bool = False,
+    gpus: int = 0,
     network: bool = False,
 ) -> GraderRun:
     """Run the grader; `read_files` (relative to where it ran, or absolute) are read back,

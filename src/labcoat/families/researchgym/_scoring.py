@@ -272,7 +272,7 @@ def researchgym_scorer():
                 timeout_s=grading.timeout_minutes * 60,
                 memory_mb=info.memory_mb,
                 read_files=_files_to_read(sidecar),
-                gpus=bool(sidecar and sidecar.resources.gpus),
+                gpus=sidecar.resources.gpus if sidecar else 0,
                 network=grading.network,
             )
             record = run.to_json()

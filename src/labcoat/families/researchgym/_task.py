@@ -115,7 +115,7 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         network=network,
         blocklist=folder.blocklist.to_json(),
         memory_mb=memory_mb,
-        gpus=bool(sidecar and sidecar.resources.gpus),
+        gpus=sidecar.resources.gpus if sidecar else 0,
         disk_mb=sidecar.resources.disk_mb if sidecar else DEFAULT_DISK_MB,
     )
     public_subtasks = [
