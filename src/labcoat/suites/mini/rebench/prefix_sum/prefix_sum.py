@@ -8,7 +8,14 @@ the process where it is, over its stdin: nothing about the input exists, on disk
 any command line, while the agent's code could still compute ahead. The clock is ours:
 it starts when the input exists and stops when the process says its output is saved;
 at that moment every other process of the agent is killed and the output is read.
-Correct output is required; the score is log(seconds), lower is better.
+Correct output is required.
+
+The score does not depend on the machine: every scoring times the starting solution and
+the reference solution the same way, interleaved with the agent's runs, and scores where
+the agent's log(seconds) falls between theirs: 0 = as fast as the start, 1 = as fast as
+the reference (more is faster). Both are the family's own files (root-only); each is
+copied for its run into a folder nobody can guess, removed when that run ends, while
+none of the agent's processes is alive.
 
 Robust to other load on the machine: a run that was alone (one thread, no process or
 thread created while timed, no other of the agent's processes using CPU) is timed as
@@ -33,6 +40,11 @@ import time
 import numpy as np
 
 SOLUTION = "/home/agent/solution"
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASELINES = {
+    "start": f"{HERE}/assets/solution/prefix_sum.py",
+    "reference": f"{HERE}/reference/solution/prefix_sum.py",
+}
 INPUT_SIZE = 3_000_000
 REPEATS = 7
 SCORING_DIR = "/tmp/prefix_sum_scoring"
@@ -52,7 +64,7 @@ def reference(x: np.ndarray) -> np.ndarray:
 # The agent's process: the same text every time, and nothing in it names the input.
 RUNNER = """
 import json, sys
-sys.path.insert(0, "/home/agent/solution")
+sys.path.insert(0, sys.argv[1])
 import numpy as np
 from prefix_sum import conditional_prefix_sum
 print("ready", flush=True)
@@ -197,10 +209,21 @@ def _fresh_dir(mode: int) -> str:
     return path
 
 
-def _timed_run() -> tuple[dict | None, str]:
-    """One timed run on a fresh input: ({seconds, wall, method}, "") or (None, why)."""
+def _solution_folder(which: str) -> str:
+    """The agent's solution folder, or a fresh copy of a baseline's module."""
+    if which == "agent":
+        return SOLUTION
+    folder = _fresh_dir(0o755)  # listable: the import system lists the folder
+    shutil.copy(BASELINES[which], os.path.join(folder, "prefix_sum.py"))
+    os.chmod(os.path.join(folder, "prefix_sum.py"), 0o644)
+    return folder
+
+
+def _timed_run(which: str) -> tuple[dict | None, str]:
+    """One timed run of a solution (`agent`, `start` or `reference`) on a fresh input:
+    ({seconds, wall, method}, "") or (None, why)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", RUNNER],
+        [sys.executable, "-c", RUNNER, _solution_folder(which)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -258,17 +281,30 @@ def _measure() -> dict:
     shutil.rmtree(SCORING_DIR, ignore_errors=True)
     os.makedirs(SCORING_DIR)
     os.chmod(SCORING_DIR, 0o711)
-    runs = []
+    runs: dict[str, list[dict]] = {"agent": [], "start": [], "reference": []}
     for _ in range(REPEATS):
-        timing, problem = _timed_run()
-        if timing is None:
-            return {"score": math.nan, "message": {"error": problem}}
-        runs.append(timing)
-    best = min(runs, key=lambda r: r["seconds"])
+        for which, timings in runs.items():  # interleaved: load drift hits all alike
+            timing, problem = _timed_run(which)
+            if timing is None and which == "agent":
+                return {"score": math.nan, "message": {"error": problem}}
+            if timing is None:  # the scorer's own yardstick broke: an error, not a score
+                raise RuntimeError(f"prefix_sum scoring: the {which} solution failed: {problem}")
+            timings.append(timing)
+    log_seconds = {w: math.log(min(r["seconds"] for r in t)) for w, t in runs.items()}
+    span = log_seconds["start"] - log_seconds["reference"]
+    if span <= 0:
+        raise RuntimeError(
+            f"prefix_sum scoring: the reference was not faster than the start here {log_seconds}"
+        )
     return {
-        "score": math.log(best["seconds"]),
-        "message": {"correct": True, "runtime_seconds": round(best["seconds"], 4)},
-        "details": {"runs": runs},
+        "score": (log_seconds["start"] - log_seconds["agent"]) / span,
+        "message": {
+            "correct": True,
+            "runtime_seconds": round(math.exp(log_seconds["agent"]), 4),
+            "start_seconds": round(math.exp(log_seconds["start"]), 4),
+            "reference_seconds": round(math.exp(log_seconds["reference"]), 4),
+        },
+        "details": {"runs": runs, "log_seconds": log_seconds},
     }
 
 
@@ -295,10 +331,13 @@ original on a small random input.
 
 Scoring imports your module in a fresh Python process, then times loading a fresh
 random array of {INPUT_SIZE:,} int64 values in [-100, 100) from a .npy file, calling
-your function once and saving its result. Your score is the natural log of the fastest
-of {REPEATS} such runs in seconds (lower is better); incorrect output gets no score. A
-run that uses one thread and starts no processes is timed without the time it waited
-for a CPU other programs held. You may call the `score` tool to see your current
+your function once and saving its result; the fastest of {REPEATS} such runs counts.
+The starting implementation and a fast reference implementation are timed the same way
+in the same scoring, and your score is where your log(runtime) falls between theirs:
+0 = as fast as the starting implementation, 1 = as fast as the reference, more is
+faster (higher is better). Incorrect output gets no score. A run that uses one thread
+and starts no processes is timed without the time it waited for a CPU other programs
+held. You may call the `score` tool to see your current
 runtime. numpy is available; there is no network. Keep the function's name and
 signature."""
 
