@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli_captured
 
-from labcoat.sandbox import _environment
+from labcoat.sandbox import _environment, limits_here
 
 UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
 POINTER = (
@@ -29,6 +29,17 @@ def test_mini_is_ready(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, out + err
     assert out == ""
     assert "10 task(s)" in err and "no problems found" in err
+    # what every task's sandbox gets on this machine, and why when it is no cgroup
+    [machine] = [line for line in err.splitlines() if "this machine:" in line]
+    assert "memory and process limits by " in machine and "GPU" in machine
+
+
+def test_the_limits_mechanism_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LABCOAT_SANDBOX_CGROUPS", "0")
+    assert limits_here() == "rlimits per process (LABCOAT_SANDBOX_CGROUPS=0)"
+    monkeypatch.delenv("LABCOAT_SANDBOX_CGROUPS")
+    here = limits_here()
+    assert here.startswith("cgroup v") or here.startswith("rlimits per process (cgroup v2: ")
 
 
 def test_every_problem_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,12 +20,15 @@ import pytest
 from labcoat.sandbox import (
     BwrapConfig,
     BwrapSession,
+    Gpu,
     GpuRequestError,
     _gpus,
     gpu_pool,
+    gpu_shortfall,
     machine_gpus,
     usable_gpus,
 )
+from labcoat.sandbox._gpus import is_model
 
 pytestmark = pytest.mark.anyio
 
@@ -182,3 +185,43 @@ async def test_a_grader_shares_its_samples_gpus(fake_gpus: Path) -> None:
     finally:
         await sample.close()
     assert not sample.gpu_lease.held
+
+
+def test_a_task_s_gpu_model_is_checked(fake_gpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert gpu_shortfall(2, "h100") is None and gpu_shortfall(4, None) is None
+    assert gpu_shortfall(5, "h100") == "needs 5 GPU(s) (h100); this machine has 4"
+    wrong = gpu_shortfall(1, "a10")
+    assert wrong is not None and "has 0 of that model (NVIDIA H100 80GB HBM3" in wrong
+    assert is_model(Gpu(0, 0, model="NVIDIA A100-SXM4-80GB"), "a100")
+    assert not is_model(Gpu(0, 0, model="NVIDIA A100-SXM4-80GB"), "a10")
+    assert is_model(Gpu(0, 0, model="NVIDIA A100-SXM4-80GB"), "a100-80gb")
+    assert is_model(Gpu(0, None), "h100") is None  # a declared GPU: unknown, not refused
+    monkeypatch.setenv("LABCOAT_ANY_GPU_MODEL", "1")
+    assert gpu_shortfall(1, "a10") is None
+
+
+async def test_the_driver_outside_the_loader_cache_is_found(
+    fake_gpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Kubernetes GPU node's driver sits in a folder only LD_LIBRARY_PATH names."""
+    driver = tmp_path / "nvidia" / "lib64"
+    tools = tmp_path / "nvidia" / "bin"
+    driver.mkdir(parents=True)
+    tools.mkdir()
+    (driver / "libcuda.so.1").write_text("fake driver\n")
+    (tools / "nvidia-smi").write_text("#!/bin/sh\necho fake nvidia-smi\n")
+    (tools / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/nowhere:{driver}")
+    monkeypatch.setenv("PATH", f"{tools}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    with_gpu = await BwrapSession.create(BwrapConfig(gpus=1))
+    without = await BwrapSession.create(BwrapConfig())
+    try:
+        seen = await with_gpu.exec(["sh", "-c", f"echo $LD_LIBRARY_PATH; ls {driver}; nvidia-smi"])
+        assert seen.success, seen.stderr
+        assert str(driver) in seen.stdout.split()[0].split(":")
+        assert "libcuda.so.1" in seen.stdout and "fake nvidia-smi" in seen.stdout
+        cpu = await without.exec(["sh", "-c", f"echo $LD_LIBRARY_PATH; ls {driver}"])
+        assert str(driver) not in cpu.stdout.splitlines()[0] and not cpu.success
+    finally:
+        await with_gpu.close()
+        await without.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT
 from labcoat.families import family_module, family_names
 from labcoat.families._params import check_task_args
 from labcoat.families._sandbox import SANDBOX_KINDS
+from labcoat.sandbox import ANY_GPU_MODEL_ENV
 
 COUNT = click.IntRange(min=1)
 """Counts and whole-second limits: 0 would hang (max samples) or stop at once (limits)."""
@@ -42,7 +44,19 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Run only this task (repeatable); see `labcoat list`.",
     )(fn)
     fn = click.option("--family", type=click.Choice(family_names()), help="Only this family.")(fn)
+    fn = click.option(
+        "--any-gpu-model",
+        is_flag=True,
+        expose_value=False,
+        callback=_any_gpu_model,
+        help="Run a task that asks for a GPU model this machine lacks on the GPUs it has.",
+    )(fn)
     return fn
+
+
+def _any_gpu_model(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # read wherever a task's GPUs are checked (labcoat.sandbox.gpu_shortfall)
+        os.environ[ANY_GPU_MODEL_ENV] = "1"
 
 
 def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,6 +11,7 @@ import click
 from labcoat._cli._options import secrets_option, selection_options, with_secrets
 from labcoat._run._check import check_entries, describe_target
 from labcoat._run._tasks import selected_entries
+from labcoat.sandbox import limits_here, usable_gpus
 
 
 @click.command("check")
@@ -42,6 +43,7 @@ def command(
     else:
         for problem in problems:
             click.echo(problem.line())
+        click.echo(f"labcoat check: this machine: {_machine_line()}", err=True)
         troubled = len({(p.task, p.family) for p in problems})
         click.echo(
             f"labcoat check: {describe_target(entries)}: "
@@ -49,3 +51,11 @@ def command(
             err=True,
         )
     sys.exit(2 if problems else 0)
+
+
+def _machine_line() -> str:
+    """What every task's sandbox gets here: its limits' mechanism, the GPUs to lend."""
+    gpus = usable_gpus()
+    models = sorted({g.model or "model unknown" for g in gpus})
+    lent = f"{len(gpus)} GPU(s) to lend ({', '.join(models)})" if gpus else "no GPU"
+    return f"memory and process limits by {limits_here()}; {lent}"

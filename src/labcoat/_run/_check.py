@@ -16,7 +16,7 @@ from labcoat.sandbox import (
     PythonEnv,
     ensure_environment,
     ensure_image,
-    usable_gpus,
+    gpu_shortfall,
 )
 
 MAX_POINTERS_SHOWN = 5
@@ -73,9 +73,9 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
         for message in info.problems:
             kind, _, text = message.partition(": ")
             add(kind, text) if text else add("task", message)
-        if info.gpus > len(usable_gpus()):
-            have = len(usable_gpus()) or "none"
-            add("gpu", f"asks for {info.gpus} GPU(s); this machine has {have}")
+        shortfall = gpu_shortfall(info.gpus, info.gpu_model)
+        if shortfall:
+            add("gpu", shortfall)
         if not build:
             continue
         for env in info.environments:

@@ -22,5 +22,7 @@ class Preflight:
     `check` after the environments."""
     gpus: int = 0
     """GPUs the task asks for."""
+    gpu_model: str | None = None
+    """The model they must be (`h100`), where the task says."""
     problems: list[str] = field(default_factory=list)
     """One line each: a missing secret, a missing sidecar, a broken reference, ..."""

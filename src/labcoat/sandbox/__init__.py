@@ -32,11 +32,19 @@ from labcoat.sandbox._command import bwrap_path, thread_environment
 from labcoat.sandbox._config import DEFAULT_DISK_MB, Bind, BwrapConfig
 from labcoat.sandbox._environment import built_environment, ensure_environment
 from labcoat.sandbox._gpu_pool import GpuLease, GpuRequestError, gpu_pool
-from labcoat.sandbox._gpus import Gpu, machine_gpus, machine_has_gpu, usable_gpus
+from labcoat.sandbox._gpus import (
+    ANY_GPU_MODEL_ENV,
+    Gpu,
+    gpu_shortfall,
+    machine_gpus,
+    machine_has_gpu,
+    usable_gpus,
+)
 from labcoat.sandbox._image import BuiltImage, ImageBuildError, built_image, ensure_image
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep
 from labcoat.sandbox._layout import PROTECTED_GID, cache_dir, give_to_agent, sandboxes_root
 from labcoat.sandbox._layout import privileged as has_separate_root
+from labcoat.sandbox._limits import limits_here
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
@@ -52,6 +60,7 @@ from labcoat.sandbox._session import BuiltEnvironment
 
 __all__ = [
     "AGENT_HOME",
+    "ANY_GPU_MODEL_ENV",
     "BUILD_CONTEXT",
     "DEFAULT_DISK_MB",
     "DEFAULT_WORKDIR",
@@ -82,7 +91,9 @@ __all__ = [
     "ensure_image",
     "give_to_agent",
     "gpu_pool",
+    "gpu_shortfall",
     "has_separate_root",
+    "limits_here",
     "machine",
     "machine_gpus",
     "machine_has_gpu",

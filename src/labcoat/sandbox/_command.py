@@ -22,7 +22,7 @@ from pathlib import Path
 
 from labcoat._errors import MissingDependencyError
 from labcoat.sandbox._config import BwrapConfig
-from labcoat.sandbox._gpus import Gpu, control_nodes
+from labcoat.sandbox._gpus import Gpu, control_nodes, driver_library_dirs, driver_tool_dirs
 from labcoat.sandbox._layout import AGENT_UID, SampleDirs, privileged
 from labcoat.sandbox._paths import (
     AGENT_HOME,
@@ -198,6 +198,14 @@ def gpu_environment(gpus: tuple[Gpu, ...]) -> dict[str, str]:
     }
 
 
+def _library_path(python: PythonLayout, gpus: tuple[Gpu, ...]) -> str | None:
+    """LD_LIBRARY_PATH: a relocated interpreter's libpython, a GPU sandbox's driver."""
+    parts = [python.library_path] if python.library_path else []
+    if gpus:
+        parts += driver_library_dirs()
+    return ":".join(parts) or None
+
+
 def base_environment(
     config: BwrapConfig, python: PythonLayout, env_dir: Path | None, gpus: tuple[Gpu, ...] = ()
 ) -> dict[str, str]:
@@ -216,8 +224,11 @@ def base_environment(
         # the task's venv: its interpreter sees its own packages and none of the host's
         path.insert(0, f"{SANDBOX_ENV}/bin")
         env["VIRTUAL_ENV"] = SANDBOX_ENV
-    if python.library_path:
-        env["LD_LIBRARY_PATH"] = python.library_path
+    library_path = _library_path(python, gpus)
+    if library_path:
+        env["LD_LIBRARY_PATH"] = library_path
+    if gpus:
+        path += driver_tool_dirs()
     if proxied_network(config):
         env.update(proxy_environment())
     if config.cpus is not None:
@@ -280,6 +291,12 @@ def _gpu_mounts(gpus: tuple[Gpu, ...]) -> list[str]:
     nodes = [gpu.node for gpu in gpus if gpu.node is not None and gpu.node.exists()]
     for node in [*nodes, *control_nodes()]:
         args += ["--dev-bind", str(node), f"/dev/{node.name}"]
+    for folder in [*driver_library_dirs(), *driver_tool_dirs()]:
+        if folder.startswith("/usr/"):  # /usr is there already
+            continue
+        for parent in reversed(Path(folder).parents[:-1]):  # traversable by the agent
+            args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", folder, folder]
     for path in ("/sys/bus/pci", "/sys/devices"):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]

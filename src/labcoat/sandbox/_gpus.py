@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,40 @@ class Gpu:
 def control_nodes() -> list[Path]:
     """The driver's device nodes (not any GPU's own) that this machine has."""
     return [DEVICES / name for name in CONTROL_NODES if (DEVICES / name).exists()]
+
+
+# where GPU nodes (Kubernetes' NVIDIA device plugin, say) put the driver outside the
+# loader's cache; LD_LIBRARY_PATH and PATH name the others
+DRIVER_LIBRARY_PLACES = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
+DRIVER_TOOL_PLACES = ("/usr/local/nvidia/bin",)
+DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")
+SYSTEM_BIN = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def _places(variable: str, defaults: tuple[str, ...], holds: Callable[[Path], bool]) -> list[str]:
+    candidates = [p for p in os.environ.get(variable, "").split(":") if p] + list(defaults)
+    found: list[str] = []
+    for place in candidates:
+        path = Path(place)
+        if place not in found and path.is_absolute() and path.is_dir() and holds(path):
+            found.append(place)
+    return found
+
+
+def driver_library_dirs() -> list[str]:
+    """Folders of the driver's libraries (libcuda, libnvidia-ml) that a GPU sandbox puts
+    on its LD_LIBRARY_PATH: the host's LD_LIBRARY_PATH loses them when it is cleared."""
+
+    def holds(path: Path) -> bool:
+        return any(any(path.glob(f"{name}*")) for name in DRIVER_LIBRARIES)
+
+    return _places("LD_LIBRARY_PATH", DRIVER_LIBRARY_PLACES, holds)
+
+
+def driver_tool_dirs() -> list[str]:
+    """Folders outside the system's own that hold `nvidia-smi` (put on a GPU sandbox's PATH)."""
+    found = _places("PATH", DRIVER_TOOL_PLACES, lambda p: (p / "nvidia-smi").exists())
+    return [place for place in found if place not in SYSTEM_BIN]
 
 
 def _declared() -> int | None:
@@ -125,3 +160,40 @@ def usable_gpus() -> tuple[Gpu, ...]:
             if name in (str(gpu.index), gpu.uuid) and gpu not in chosen:
                 chosen.append(gpu)
     return tuple(chosen)
+
+
+ANY_GPU_MODEL_ENV = "LABCOAT_ANY_GPU_MODEL"
+"""`1`: a task's GPU model is not checked (`--any-gpu-model`)."""
+
+
+def _tokens(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def is_model(gpu: Gpu, wanted: str) -> bool | None:
+    """Whether the GPU is a `wanted` (a name such as `h100`, `a10`, `a100-80gb`: every word
+    of it is a word of the GPU's model); None when its model is unknown."""
+    if gpu.model is None:
+        return None
+    return _tokens(wanted) <= _tokens(gpu.model)
+
+
+def gpu_shortfall(count: int, model: str | None = None) -> str | None:
+    """Why this process cannot give a task `count` GPUs of `model`, or None when it can
+    (a GPU of unknown model counts as any; LABCOAT_ANY_GPU_MODEL=1 skips the model)."""
+    if count <= 0:
+        return None
+    usable = usable_gpus()
+    wanted = f" ({model})" if model else ""
+    if count > len(usable):
+        return f"needs {count} GPU(s){wanted}; this machine has {len(usable) or 'none'}"
+    if not model or os.environ.get(ANY_GPU_MODEL_ENV) == "1":
+        return None
+    fitting = [g for g in usable if is_model(g, model) is not False]
+    if len(fitting) >= count:
+        return None
+    models = ", ".join(sorted({g.model or "unknown" for g in usable}))
+    return (
+        f"needs {count} GPU(s){wanted}; this machine has {len(fitting)} of that model "
+        f"({models}; --any-gpu-model runs it anyway)"
+    )

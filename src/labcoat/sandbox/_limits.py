@@ -128,7 +128,7 @@ def _write_v1(d: Path, controller: str, wanted: Wanted) -> None:
         (d / "cpu.cfs_quota_us").write_text(str(int(wanted.cpus * CPU_PERIOD_US)))  # type: ignore[operator]
 
 
-def _try_v1(name: str, wanted: Wanted) -> Cgroup | None:
+def _try_v1(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup | None:
     group = Cgroup("v1")
     requested = {"memory": wanted.memory_mb, "pids": wanted.pids, "cpu": wanted.cpus}
     try:
@@ -149,14 +149,18 @@ def _try_v1(name: str, wanted: Wanted) -> Cgroup | None:
                 raise
     except OSError as ex:
         logger.debug("cgroup v1 unavailable: %s", ex)
+        if why is not None:
+            why.append(f"cgroup v1: {ex}")
         group.remove()
         return None
     return group if group.dirs else None
 
 
-def _try_v2(name: str, wanted: Wanted) -> Cgroup | None:
+def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup | None:
     own = _own_cgroup_path(None)
     if own is None or not (CGROUP_ROOT / "cgroup.controllers").exists():
+        if why is not None:
+            why.append("cgroup v2: not mounted at /sys/fs/cgroup")
         return None
     parent = CGROUP_ROOT / own.lstrip("/")
     d = parent / name
@@ -180,6 +184,8 @@ def _try_v2(name: str, wanted: Wanted) -> Cgroup | None:
                 (d / "cpu.max").write_text(f"{int(wanted.cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
     except OSError as ex:
         logger.debug("cgroup v2 unavailable: %s", ex)
+        if why is not None:
+            why.append(f"cgroup v2: {ex}")
         with contextlib.suppress(OSError):
             d.rmdir()
         return None
@@ -191,6 +197,24 @@ def create_cgroup(name: str, wanted: Wanted) -> Cgroup | None:
     if os.environ.get("LABCOAT_SANDBOX_CGROUPS", "1") == "0" or not wanted:
         return None
     return _try_v2(name, wanted) or _try_v1(name, wanted)
+
+
+def limits_here() -> str:
+    """Which mechanism a sample's memory and process limits get on this machine, and why
+    it is not a cgroup when it is not (a probe cgroup is made and removed)."""
+    if os.environ.get("LABCOAT_SANDBOX_CGROUPS", "1") == "0":
+        return "rlimits per process (LABCOAT_SANDBOX_CGROUPS=0)"
+    why: list[str] = []
+    wanted = Wanted(memory_mb=64, pids=64)
+    name = f"labcoat-probe-{os.getpid()}"
+    group = _try_v2(name, wanted, why) or _try_v1(name, wanted, why)
+    if group is None:
+        return "rlimits per process (" + "; ".join(why) + ")"
+    group.remove()
+    if group.kind == "v2":
+        return "cgroup v2"
+    controllers = sorted(d.relative_to(CGROUP_ROOT).parts[0] for d in group.dirs)
+    return f"cgroup v1 ({', '.join(controllers)})"
 
 
 def rlimits(

@@ -24,5 +24,6 @@ def preflight(entry: TaskEntry) -> Preflight:
         environments=[family.environment],
         images=[image] if image is not None else [],
         gpus=task_resources(family, task).gpus,
+        gpu_model=task_resources(family, task).gpu_model,
         problems=problems,
     )

@@ -52,7 +52,7 @@ from labcoat.sandbox import (
     BwrapConfig,
     current_bwrap_session,
     ensure_image,
-    usable_gpus,
+    gpu_shortfall,
 )
 from labcoat.suites import resolve_target
 
@@ -192,10 +192,9 @@ async def _family_samples(
                 reason = f"{family.name}.py has no task {task_name!r}"
             elif info.get("aux_vm"):
                 reason = "the task asks for an aux VM (get_aux_vm_spec), which labcoat cannot make"
-        if reason is None and resources.gpus > len(usable_gpus()):
-            model = f" ({resources.gpu_model})" if resources.gpu_model else ""
-            have = len(usable_gpus()) or "none"
-            reason = f"the task needs {resources.gpus} GPU(s){model}; this machine has {have}"
+        if reason is None:
+            shortfall = gpu_shortfall(resources.gpus, resources.gpu_model)
+            reason = f"the task {shortfall}" if shortfall else None
         metadata = _metadata(entry, family, task_name, setup, resources, reason)
         info = (setup or {}).get("tasks", {}).get(task_name, {})
         config = BwrapConfig(
