@@ -269,3 +269,48 @@ def test_unreachable_extra_indexes_are_left_out_with_a_note() -> None:
         "torch==2.5.1",
     )
     assert len(notes) == 2 and "download.pytorch.org/whl/cpu cannot be reached" in notes[0]
+
+
+async def test_an_interpreter_without_ensurepip_still_gets_environments(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Debian's Python without python3-venv has no ensurepip; the environment gets the
+    harness's pip instead, with its commands."""
+    import pip
+
+    from labcoat.sandbox import Bind
+    from labcoat.sandbox._command import python_layout
+
+    hidden = tmp_path / "no-ensurepip"
+    hidden.mkdir()
+    layout = python_layout()
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    ensurepip = f"{layout.sandbox_prefix}/lib/{version}/ensurepip"
+    build_config = _environment.build_config
+
+    def without_ensurepip(workdir, binds, local_paths, env):  # type: ignore[no-untyped-def]
+        config = build_config(workdir, binds, local_paths, env)
+        return config.model_copy(
+            update={"binds": (*config.binds, Bind(source=str(hidden), target=ensurepip))}
+        )
+
+    monkeypatch.setattr(_environment, "build_config", without_ensurepip)
+    env = specifiers("labcoatnothing-at-all-here ; python_version < '3'")  # nothing to install
+    built = await ensure_environment(env)
+    session = await BwrapSession.create(BwrapConfig(environment=env))
+    try:
+        seen = await session.exec(["sh", "-c", "pip --version; pip3 --version"])
+        assert seen.success, seen.stderr
+        assert seen.stdout.count(f"pip {pip.__version__} from /opt/labcoat/env/") == 2
+    finally:
+        await session.close()
+    log = (built.path / "labcoat-env.json").read_text()
+    assert "ensurepip" not in log
+    # the build really had no ensurepip: the same sandbox setup cannot run it
+    probe_config = without_ensurepip("/tmp", [], [], {})
+    probe = await BwrapSession.create(probe_config)
+    try:
+        result = await probe.exec([layout.sandbox_executable, "-I", "-m", "ensurepip", "--version"])
+        assert not result.success
+    finally:
+        await probe.close()

@@ -58,7 +58,7 @@ from labcoat.sandbox._session import BuiltEnvironment, SandboxSession
 
 logger = logging.getLogger(__name__)
 
-ENV_FORMAT = "3"  # bump when the layout of a built environment changes
+ENV_FORMAT = "4"  # bump when the layout of a built environment changes
 RECORD = "labcoat-env.json"
 REQUIREMENTS_COPY = "labcoat-requirements.txt"
 BUILD_LOG = "labcoat-build.log"
@@ -125,6 +125,7 @@ async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
         source = "empty" if not lines else ("harness" if harness is not None else "pip")
         async with _BuildSandbox.open(staging, env) as box:
             await box.create_venv()
+            _add_pip(staging)
             if harness is not None:
                 _link_from_harness(harness, _site_packages(staging))
             elif lines:
@@ -228,7 +229,10 @@ class _BuildSandbox:
         python = self.session.python.sandbox_executable
         # system site-packages "included" so that user installs (`pip install --user`)
         # work as on any machine: every sandbox hides the interpreter's own site-packages
-        ok, output = await self._run(f"{python} -I -m venv --system-site-packages {SANDBOX_ENV}")
+        # without pip: `venv` would need ensurepip, which many systems' Pythons lack (Debian's
+        # without python3-venv); the harness's own pip goes in instead (_add_pip)
+        command = f"{python} -I -m venv --without-pip --system-site-packages {SANDBOX_ENV}"
+        ok, output = await self._run(command)
         if not ok:
             raise EnvironmentBuildError(
                 self.env, f"python -m venv failed: {pip_reason(output)}", None
@@ -243,6 +247,25 @@ class _BuildSandbox:
             "exit $status"
         )
         return ok, output
+
+
+PIP_SCRIPT = f"""#!{SANDBOX_ENV}/bin/python
+import sys
+from pip._internal.cli.main import main
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def _add_pip(venv: Path) -> None:
+    """The harness's pip in the venv, as ensurepip would put it: the package (hard links)
+    and its `pip`, `pip3`, `pip3.X` commands."""
+    _link_from_harness([md.distribution("pip")], _site_packages(venv))
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for name in ("pip", "pip3", f"pip{version}"):
+        script = venv / "bin" / name
+        script.write_text(PIP_SCRIPT)
+        script.chmod(0o755)
 
 
 def _pip_package() -> str:
