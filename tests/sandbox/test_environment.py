@@ -314,3 +314,43 @@ async def test_an_interpreter_without_ensurepip_still_gets_environments(
         assert not result.success
     finally:
         await probe.close()
+
+
+async def test_a_task_python_s_packages_reach_every_environment(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An air-gapped GPU machine keeps torch in a venv of its own (LABCOAT_TASK_PYTHON):
+    environments see its packages, and pip counts them as installed (no index needed)."""
+    import subprocess
+
+    from labcoat.sandbox import TASK_PYTHON_ENV, task_python_paths
+    from labcoat.sandbox._base_python import _site_packages
+    from labcoat.sandbox._pip_config import host_pip_config
+
+    preinstalled = tmp_path / "opt-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(preinstalled)], check=True)
+    monkeypatch.setenv(TASK_PYTHON_ENV, str(preinstalled / "bin" / "python"))
+    _site_packages.cache_clear()
+    [site_dir] = task_python_paths()
+    (Path(site_dir) / "bigtorch.py").write_text("WHO = 'preinstalled'\n")
+    info = Path(site_dir) / "bigtorch-2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bigtorch\nVersion: 2.0\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # nowhere to install from: it must be there
+    host_pip_config.cache_clear()
+    env = specifiers("bigtorch==2.0")
+    try:
+        built = await ensure_environment(env)
+    finally:
+        host_pip_config.cache_clear()
+    assert built.source == "pip" and built.host_paths == (site_dir,)
+    session = await BwrapSession.create(BwrapConfig(environment=env))
+    try:
+        seen = await session.exec(["python", "-c", "import bigtorch; print(bigtorch.WHO)"])
+        assert seen.success and seen.stdout.strip() == "preinstalled", seen.stderr
+    finally:
+        await session.close()
+    # another interpreter is another environment
+    monkeypatch.delenv(TASK_PYTHON_ENV)
+    assert _environment.environment_key(env) != built.path.name

@@ -10,11 +10,12 @@ from typing import Any
 import click
 import yaml
 
+from labcoat._errors import LabcoatError
 from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT
 from labcoat.families import family_module, family_names
 from labcoat.families._params import check_task_args
 from labcoat.families._sandbox import SANDBOX_KINDS
-from labcoat.sandbox import ANY_GPU_MODEL_ENV
+from labcoat.sandbox import ANY_GPU_MODEL_ENV, TASK_PYTHON_ENV, task_python_paths
 
 COUNT = click.IntRange(min=1)
 """Counts and whole-second limits: 0 would hang (max samples) or stop at once (limits)."""
@@ -51,7 +52,25 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         callback=_any_gpu_model,
         help="Run a task that asks for a GPU model this machine lacks on the GPUs it has.",
     )(fn)
+    fn = click.option(
+        "--python",
+        metavar="PATH",
+        expose_value=False,
+        callback=_task_python,
+        help="An interpreter or venv whose packages every task environment sees (torch "
+        "preinstalled on an air-gapped machine); see docs/gpu.md.",
+    )(fn)
     return fn
+
+
+def _task_python(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    os.environ[TASK_PYTHON_ENV] = value  # read where environments are built
+    try:
+        task_python_paths()
+    except LabcoatError as ex:
+        raise click.BadParameter(str(ex), ctx=ctx, param=param) from None
 
 
 def _any_gpu_model(ctx: click.Context, param: click.Parameter, value: bool) -> None:

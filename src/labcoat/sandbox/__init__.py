@@ -8,12 +8,13 @@ from those below it; tests/test_import_layers.py holds every module to this list
 new module joins it here:
 
     provider   _provider _record
-    builds     _sample _gpu_pool _build _environment _image _pip_adapt _pip_config
+    builds     _sample _gpu_pool _build _environment _image _base_python _pip_adapt
+               _pip_config
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
     command    _command
     layout     _layout
-    config     _config _image_spec _requirements _paths _gpus _limits _disk _machine
+    config     _config _image_spec _requirements _built _paths _gpus _limits _disk _machine
 
 - config: what a sample asks for (`BwrapConfig`, environments, images), the paths
   inside a sandbox, the machine's facts (GPUs) and the mechanisms of its limits.
@@ -27,7 +28,9 @@ new module joins it here:
 - provider: the Inspect sandbox provider and what it records into the sample's log.
 """
 
+from labcoat.sandbox._base_python import TASK_PYTHON_ENV, task_python_paths
 from labcoat.sandbox._build import EnvironmentBuildError
+from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._command import bwrap_path, thread_environment
 from labcoat.sandbox._config import DEFAULT_DISK_MB, Bind, BwrapConfig
 from labcoat.sandbox._environment import built_environment, ensure_environment
@@ -56,7 +59,6 @@ from labcoat.sandbox._requirements import (
     specifiers,
 )
 from labcoat.sandbox._sample import BwrapSession
-from labcoat.sandbox._session import BuiltEnvironment
 
 __all__ = [
     "AGENT_HOME",
@@ -68,6 +70,7 @@ __all__ = [
     "GPUS_KEY",
     "NETWORK_KEY",
     "PROTECTED_GID",
+    "TASK_PYTHON_ENV",
     "Bind",
     "BuiltEnvironment",
     "BuiltImage",
@@ -102,6 +105,7 @@ __all__ = [
     "requirements_from_text",
     "sandboxes_root",
     "specifiers",
+    "task_python_paths",
     "thread_environment",
     "usable_gpus",
 ]

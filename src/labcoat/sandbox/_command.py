@@ -285,18 +285,25 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
     return args
 
 
+def _host_folders(folders: list[str]) -> list[str]:
+    """Host folders read-only at the same paths (those under /usr are there already)."""
+    args: list[str] = []
+    for folder in folders:
+        if folder.startswith("/usr/"):
+            continue
+        for parent in reversed(Path(folder).parents[:-1]):  # traversable by the agent
+            args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", folder, folder]
+    return args
+
+
 def _gpu_mounts(gpus: tuple[Gpu, ...]) -> list[str]:
     """The device nodes of the sample's own GPUs (no other GPU's), and the driver's."""
     args: list[str] = []
     nodes = [gpu.node for gpu in gpus if gpu.node is not None and gpu.node.exists()]
     for node in [*nodes, *control_nodes()]:
         args += ["--dev-bind", str(node), f"/dev/{node.name}"]
-    for folder in [*driver_library_dirs(), *driver_tool_dirs()]:
-        if folder.startswith("/usr/"):  # /usr is there already
-            continue
-        for parent in reversed(Path(folder).parents[:-1]):  # traversable by the agent
-            args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", folder, folder]
+    args += _host_folders([*driver_library_dirs(), *driver_tool_dirs()])
     for path in ("/sys/bus/pci", "/sys/devices"):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
@@ -340,8 +347,10 @@ def bwrap_command(
     server_source: str,
     bwrap: str = "bwrap",
     gpus: tuple[Gpu, ...] = (),
+    host_paths: tuple[str, ...] = (),
 ) -> list[str]:
-    """argv that starts the sandbox running the exec server on fd 3."""
+    """argv that starts the sandbox running the exec server on fd 3 (`host_paths`: what
+    the environment uses of the host besides itself)."""
     args = [
         bwrap,
         "--die-with-parent",
@@ -404,6 +413,7 @@ def bwrap_command(
         args += ["--ro-bind", str(python.host_prefix), python.sandbox_prefix]
     if env_dir is not None:
         args += ["--ro-bind", str(env_dir), SANDBOX_ENV]
+        args += _host_folders(list(host_paths))
     args += ["--perms", "0755", "--dir", SANDBOX_BIN]
     interpreter = f"{SANDBOX_ENV}/bin/python" if env_dir is not None else python.sandbox_executable
     for name in ("python", "python3"):

@@ -36,6 +36,7 @@ import anyio
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from labcoat.sandbox._base_python import PTH_FILE, task_python_paths
 from labcoat.sandbox._build import (
     EnvironmentBuildError,
     build_config,
@@ -44,6 +45,7 @@ from labcoat.sandbox._build import (
     build_timeout,
     dedupe,
 )
+from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._config import Bind
 from labcoat.sandbox._gpus import machine_has_gpu
 from labcoat.sandbox._layout import cache_dir
@@ -54,7 +56,7 @@ from labcoat.sandbox._pip_adapt import (
     without_unreachable_indexes,
 )
 from labcoat.sandbox._requirements import PythonEnv
-from labcoat.sandbox._session import BuiltEnvironment, SandboxSession
+from labcoat.sandbox._session import SandboxSession
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ def environment_key(env: PythonEnv) -> str:
             sys.platform,
             "gpu" if machine_has_gpu() else "cpu",
             env.content_digest(),
+            *task_python_paths(),
         ]
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -90,7 +93,12 @@ def built_environment(env: PythonEnv) -> BuiltEnvironment | None:
 
 def _load(path: Path) -> BuiltEnvironment:
     record = json.loads((path / RECORD).read_text())
-    return BuiltEnvironment(path, record["source"], tuple(record.get("notes", ())))
+    return BuiltEnvironment(
+        path,
+        record["source"],
+        tuple(record.get("notes", ())),
+        tuple(record.get("host_paths", ())),
+    )
 
 
 # failures are remembered for this process: every sample of a task would rebuild otherwise
@@ -121,11 +129,13 @@ async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
         if wanted and not running.startswith(wanted) and not wanted.startswith(running):
             notes.append(f"the task names Python {wanted}; sandboxes run Python {running}")
+        host_paths = task_python_paths()
         harness = _harness_closure(lines) if lines else None
         source = "empty" if not lines else ("harness" if harness is not None else "pip")
-        async with _BuildSandbox.open(staging, env) as box:
+        async with _BuildSandbox.open(staging, env, host_paths) as box:
             await box.create_venv()
             _add_pip(staging)
+            _add_task_python(staging, host_paths)
             if harness is not None:
                 _link_from_harness(harness, _site_packages(staging))
             elif lines:
@@ -143,13 +153,14 @@ async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
             "installed": list(lines),
             "sources": list(env.sources),
             "python": env.python,
+            "host_paths": list(host_paths),
             "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         (staging / RECORD).write_text(json.dumps(record, indent=2))
         (staging / ".complete").write_text("")
         shutil.rmtree(path, ignore_errors=True)
         staging.rename(path)
-        return BuiltEnvironment(path, source, tuple(notes))
+        return BuiltEnvironment(path, source, tuple(notes), host_paths)
     finally:
         if staging.exists():
             await anyio.to_thread.run_sync(lambda: shutil.rmtree(staging, ignore_errors=True))
@@ -205,13 +216,16 @@ class _BuildSandbox:
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def open(cls, staging: Path, env: PythonEnv) -> AsyncIterator[_BuildSandbox]:
+    async def open(
+        cls, staging: Path, env: PythonEnv, host_paths: tuple[str, ...]
+    ) -> AsyncIterator[_BuildSandbox]:
         binds = [
             Bind(source=str(staging), target=SANDBOX_ENV, writable=True),
             Bind(source=str(Path(_pip_package())), target=f"{PIP_MOUNT}/pip"),
         ]
         uploaded = {"PIP_UPLOADED_PRIOR_TO": env.uploaded_prior_to} if env.uploaded_prior_to else {}
-        config = build_config("/tmp", binds, env.local_paths(), uploaded)
+        local = [*env.local_paths(), *map(Path, host_paths)]
+        config = build_config("/tmp", binds, local, uploaded)
         async with build_session(config) as session:
             yield cls(session, env)
 
@@ -266,6 +280,12 @@ def _add_pip(venv: Path) -> None:
         script = venv / "bin" / name
         script.write_text(PIP_SCRIPT)
         script.chmod(0o755)
+
+
+def _add_task_python(venv: Path, host_paths: tuple[str, ...]) -> None:
+    """LABCOAT_TASK_PYTHON's packages, seen through a .pth file (see _base_python)."""
+    if host_paths:
+        (_site_packages(venv) / PTH_FILE).write_text("".join(f"{p}\n" for p in host_paths))
 
 
 def _pip_package() -> str:

@@ -41,6 +41,7 @@ from labcoat.sandbox._build import (
     build_timeout,
     dedupe,
 )
+from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._config import Bind
 from labcoat.sandbox._environment import ensure_environment, environment_key
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep
@@ -69,6 +70,8 @@ class BuiltImage:
     key: str
     notes: tuple[str, ...]
     """What the environment build changed to install here (see BuiltEnvironment)."""
+    host_paths: tuple[str, ...] = ()
+    """Host folders its environment uses besides its own (see BuiltEnvironment)."""
 
     @property
     def venv(self) -> Path:
@@ -139,7 +142,12 @@ def built_image(spec: ImageSpec) -> BuiltImage | None:
 
 def _load(path: Path) -> BuiltImage:
     record = json.loads((path / RECORD).read_text())
-    return BuiltImage(path, record["key"], tuple(record.get("notes", ())))
+    return BuiltImage(
+        path,
+        record["key"],
+        tuple(record.get("notes", ())),
+        tuple(record.get("host_paths", ())),
+    )
 
 
 _failures: dict[str, EnvironmentBuildError] = {}
@@ -152,7 +160,7 @@ async def ensure_image(spec: ImageSpec) -> BuiltImage:
     key = image_key(spec)
 
     async def build(path: Path) -> BuiltImage:
-        return await _build(spec, key, path, environment.path, environment.notes)
+        return await _build(spec, key, path, environment)
 
     return await build_once(images_dir(), key, _load, build, _failures, _key_locks)
 
@@ -164,13 +172,13 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 
 async def _build(
-    spec: ImageSpec, key: str, path: Path, base_env: Path, notes: tuple[str, ...]
+    spec: ImageSpec, key: str, path: Path, environment: BuiltEnvironment
 ) -> BuiltImage:
     staging = images_dir() / f"{key}.building-{uuid.uuid4().hex[:8]}"
     staging.mkdir()
     log = images_dir() / f"{key}.failed.log"
     try:
-        await anyio.to_thread.run_sync(_copy_tree, base_env, staging / "venv")
+        await anyio.to_thread.run_sync(_copy_tree, environment.path, staging / "venv")
         dirs: dict[str, str] = {}
         for target in spec.keep:
             name = _dir_name(target)
@@ -183,12 +191,13 @@ async def _build(
                 os.chmod(host, 0o700)
             elif target == "/home/agent" and privileged():
                 os.chown(host, AGENT_UID, AGENT_UID)
-        output = await _run_steps(spec, staging, dirs)
+        output = await _run_steps(spec, staging, dirs, environment.host_paths)
         await anyio.to_thread.run_sync(dedupe, staging / "venv")
         record = {
             "key": key,
             "name": spec.name,
-            "notes": list(notes),
+            "notes": list(environment.notes),
+            "host_paths": list(environment.host_paths),
             "dirs": dirs,
             "steps": [step.label for step in spec.steps],
             "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -209,7 +218,9 @@ async def _build(
             await anyio.to_thread.run_sync(lambda: shutil.rmtree(staging, ignore_errors=True))
 
 
-async def _run_steps(spec: ImageSpec, staging: Path, dirs: dict[str, str]) -> str:
+async def _run_steps(
+    spec: ImageSpec, staging: Path, dirs: dict[str, str], host_paths: tuple[str, ...]
+) -> str:
     """Run every step in one build sandbox; the output of all of them, for the record."""
     if not spec.steps:
         return ""
@@ -227,7 +238,7 @@ async def _run_steps(spec: ImageSpec, staging: Path, dirs: dict[str, str]) -> st
     config = build_config(
         "/root",
         binds,
-        spec.environment.local_paths(),
+        [*spec.environment.local_paths(), *map(Path, host_paths)],
         {"PATH": path, "VIRTUAL_ENV": SANDBOX_ENV, **spec.env},
     )
     timeout = build_timeout()

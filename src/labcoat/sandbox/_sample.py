@@ -7,19 +7,20 @@ from __future__ import annotations
 import contextlib
 from typing import Self
 
+from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._command import bwrap_path
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._environment import ensure_environment
 from labcoat.sandbox._gpu_pool import GpuLease, gpu_pool
 from labcoat.sandbox._image import ensure_image
-from labcoat.sandbox._session import BuiltEnvironment, SandboxSession
+from labcoat.sandbox._session import SandboxSession
 
 
 async def built_for(config: BwrapConfig) -> BuiltEnvironment | None:
     """The environment a sample with `config` mounts, built (or found) first."""
     if config.image is not None:
         image = await ensure_image(config.image)
-        return BuiltEnvironment(image.venv, "image", image.notes)
+        return BuiltEnvironment(image.venv, "image", image.notes, image.host_paths)
     if config.environment is not None:
         return await ensure_environment(config.environment)
     return None

@@ -14,7 +14,6 @@ import posixpath
 import shutil
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -22,6 +21,7 @@ import anyio
 from anyio.abc import Process
 
 from labcoat.integrity import Blocklist
+from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._channel import Channel
 from labcoat.sandbox._command import bwrap_path, login_environment, proxied_network, python_layout
 from labcoat.sandbox._config import BwrapConfig
@@ -46,17 +46,6 @@ from labcoat.sandbox._paths import AGENT_HOME
 from labcoat.sandbox._proxy import FilteringProxy, read_network_log
 from labcoat.sandbox._session_cleanup import keep_all, remove_sample_folder, sweep_once
 from labcoat.sandbox._session_requests import SessionRequests
-
-
-@dataclass(frozen=True)
-class BuiltEnvironment:
-    """A built Python environment, as a session mounts it at /opt/labcoat/env."""
-
-    path: Path
-    source: str
-    """`empty`, `harness` (linked from labcoat's own installation), `pip` or `image`."""
-    notes: tuple[str, ...]
-    """What was changed to install here (a CPU build for a CUDA one, a closer version)."""
 
 
 class SandboxSession(SessionRequests):

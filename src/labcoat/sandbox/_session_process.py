@@ -18,6 +18,7 @@ from anyio.abc import Process, SocketStream
 from inspect_ai.util import SandboxEnvironmentLimits, SandboxUnavailableError
 
 from labcoat.sandbox import _server
+from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._channel import Channel
 from labcoat.sandbox._command import (
     PythonLayout,
@@ -56,6 +57,7 @@ class SessionProcesses:
     env_dir: Path | None
     cgroup: Cgroup | None
     python: PythonLayout
+    environment: BuiltEnvironment | None
     gpus: tuple[Gpu, ...]
     users: dict[str, User]
     default_user: User
@@ -119,6 +121,7 @@ class SessionProcesses:
             _server.__file__,
             bwrap_path(),
             gpus=self.gpus,
+            host_paths=self.environment.host_paths if self.environment else (),
         )
         argv += [
             "--",
