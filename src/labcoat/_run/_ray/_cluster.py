@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from labcoat._errors import LabcoatError
+from labcoat.sandbox import ANY_GPU_MODEL_ENV
 
 LOCAL = "local"
 NAMESPACE = "labcoat"
@@ -25,6 +26,8 @@ FORWARDED = re.compile(
 )
 EXTRA_ENV = "LABCOAT_RAY_ENV"
 """Comma-separated names of further variables to send to the nodes."""
+RUN_CHOICES = (ANY_GPU_MODEL_ENV,)
+"""Variables that are a run's choices (command-line flags), not a node's facts."""
 
 
 def require_ray() -> ModuleType:
@@ -41,7 +44,9 @@ def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """The launcher's variables that the node processes need to call models."""
     environ = dict(os.environ if environ is None else environ)
     extra = {n.strip() for n in environ.get(EXTRA_ENV, "").split(",") if n.strip()}
-    return {k: v for k, v in environ.items() if FORWARDED.match(k) or k in extra}
+    return {
+        k: v for k, v in environ.items() if FORWARDED.match(k) or k in extra or k in RUN_CHOICES
+    }
 
 
 def check_address(address: str) -> str:
