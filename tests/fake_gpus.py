@@ -2,11 +2,13 @@
 
 The machine's GPUs come from a fake driver folder (/proc/driver/nvidia/gpus/<bus>/
 information, as the NVIDIA driver writes it) and fake device nodes (regular files, which a
-sandbox binds where /dev/nvidiaN would be).
+sandbox binds where /dev/nvidiaN would be), and a fake `nvidia-smi` on PATH that reports
+GPU i using 1000 + i MiB at 10 * i % utilization.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +34,13 @@ def fake_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
         (dev / f"nvidia{minor}").write_text(f"gpu minor {minor}\n")
     for control in ("nvidiactl", "nvidia-uvm"):
         (dev / control).write_text("control\n")
+    # nvidia-smi's answer to the usage query: GPU i uses 1000 + i MiB at 10 * i %
+    tools = tmp_path / "nvidia-bin"
+    tools.mkdir()
+    rows = "".join(f"GPU-fake-{i}, {i}, {1000 + i}, {10 * i}\\n" for i in range(len(BUSES)))
+    (tools / "nvidia-smi").write_text(f"#!/bin/sh\nprintf '{rows}'\n")
+    (tools / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.setattr(_gpus, "DRIVER_GPUS", driver)
     monkeypatch.setattr(_gpus, "DEVICES", dev)
     monkeypatch.delenv("LABCOAT_GPUS", raising=False)

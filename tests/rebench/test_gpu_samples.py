@@ -1,5 +1,6 @@
 """2K samples of a 1-GPU METR task on a machine with K GPUs (fake ones, see fake_gpus):
-never more than K hold GPUs at once, and each sees exactly one GPU, its own."""
+never more than K hold GPUs at once, each sees exactly one GPU, its own, and its log says
+which, for how long, and what nvidia-smi saw of it."""
 
 from __future__ import annotations
 
@@ -68,5 +69,17 @@ def test_2k_one_gpu_samples_on_k_gpus(
         assert len(nodes) == 1 and nodes == [minors[cuda]]  # one GPU, the one CUDA names
         record = sample.store[GPUS_KEY]
         assert len(record["ids"]) == 1 and record["uuids"] == [cuda]
+        # held for the whole sample (the command alone sleeps 1 s); nvidia-smi's figures
+        assert record["held_seconds"] >= 1 and record["gpu_seconds"] == record["held_seconds"]
+        index = int(cuda.removeprefix("GPU-fake-"))
+        assert record["peak_memory_mib"] == 1000 + index
+        assert record["mean_utilization_pct"] == 10 * index
     waited = [s.store[GPUS_KEY]["waited_seconds"] for s in samples]
     assert sum(w > 0.5 for w in waited) >= K  # the second K waited for the first
+    # the analysis (and the report) count GPU time per run, and what nvidia-smi saw
+    from labcoat.analysis import read_runs
+
+    runs = read_runs([str(tmp_path / "logs")]).runs
+    assert list(runs["gpus"]) == [1] * 2 * K
+    assert all(runs["gpu_seconds"] >= 1)
+    assert set(runs["gpu_peak_memory_mib"]) == {1000.0, 1001.0}

@@ -28,6 +28,7 @@ from labcoat.sandbox import (
     machine_gpus,
     usable_gpus,
 )
+from labcoat.sandbox._gpu_usage import GpuUsage
 from labcoat.sandbox._gpus import is_model
 
 pytestmark = pytest.mark.anyio
@@ -225,3 +226,24 @@ async def test_the_driver_outside_the_loader_cache_is_found(
     finally:
         await with_gpu.close()
         await without.close()
+
+
+def test_usage_is_sampled_from_nvidia_smi(fake_gpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gpus = machine_gpus()
+    usage = GpuUsage((gpus[1], gpus[3]), interval=0.05)
+    usage.start()
+    time.sleep(0.3)
+    usage.stop()
+    record = usage.record()
+    assert record["peak_memory_mib"] == 1003  # the larger of the two
+    assert record["mean_utilization_pct"] == 20.0  # (10 + 30) / 2
+    assert record["usage_samples"] >= 2
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvidia-smi: unknown, not zero
+    blind = GpuUsage((gpus[0],), interval=0.05)
+    blind.start()
+    blind.stop()
+    assert blind.record() == {
+        "peak_memory_mib": None,
+        "mean_utilization_pct": None,
+        "usage_samples": 0,
+    }

@@ -60,6 +60,10 @@ _FIGURES = [
     "steps",
     "tool_calls",
     "handoffs",
+    "gpus",
+    "gpu_seconds",
+    "gpu_peak_memory_mib",
+    "gpu_utilization_pct",
 ]
 
 SAMPLES = [*_RUN_ID, "sample_id", "weight", *_FIGURES]

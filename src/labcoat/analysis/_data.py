@@ -42,6 +42,7 @@ _FIRST = (
 )
 _FIRST_SET = ("error", "limit", "stopped_by", "self_reported")
 _SUMS = (
+    "gpu_seconds",
     "run_seconds",
     "total_seconds",
     "working_seconds",
@@ -145,6 +146,10 @@ def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
         row["raw"] = head.get("raw") if len(samples) == 1 else _mean([s.get("raw") for s in scored])
     for key in ("completion_rate", "improvement"):
         row[key] = _mean([s.get(key) for s in scored])
+    row["gpus"] = max((s.get("gpus") or 0 for s in samples), default=0)
+    peaks = [s["gpu_peak_memory_mib"] for s in samples if s.get("gpu_peak_memory_mib") is not None]
+    row["gpu_peak_memory_mib"] = max(peaks) if peaks else None
+    row["gpu_utilization_pct"] = _mean([s.get("gpu_utilization_pct") for s in samples])
     flags = [f for s in samples for f in (s.get("integrity_flags") or "").split("; ") if f]
     row["flagged"] = bool(flags)
     row["integrity_flags"] = "; ".join(dict.fromkeys(flags)) or None

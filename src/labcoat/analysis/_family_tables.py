@@ -190,16 +190,18 @@ def researchgym_subtasks(data: RunData) -> pd.DataFrame:
 
 
 def cost_comparison(data: RunData, human_hourly_usd: float | None = None) -> pd.DataFrame:
-    """Per (family, task, label): mean score, hours and cost per run, and score per dollar.
+    """Per (family, task, label): mean score, hours, cost and GPU-hours per run (GPU-seconds
+    held, every GPU counted), and score per dollar.
 
     Human runs cost what the CSV says, else hours x `human_hourly_usd` when given."""
     runs = data.runs
     cost = pd.to_numeric(runs["cost"], errors="coerce")
     hours = pd.to_numeric(runs["run_seconds"], errors="coerce") / 3600
+    gpu_hours = pd.to_numeric(runs["gpu_seconds"], errors="coerce") / 3600
     if human_hourly_usd is not None:
         human = (runs["agent"] == "human") & cost.isna()
         cost = cost.where(~human, hours * human_hourly_usd)
-    df = runs.assign(_cost=cost, _hours=hours, _score=run_scores(runs))
+    df = runs.assign(_cost=cost, _hours=hours, _gpu_hours=gpu_hours, _score=run_scores(runs))
     rows = []
     for (family, task_id, label), g in df.groupby(["family", "task_id", "label"], sort=True):
         costs = finite(g["_cost"].tolist())
@@ -214,6 +216,7 @@ def cost_comparison(data: RunData, human_hourly_usd: float | None = None) -> pd.
                 "mean_score": score,
                 "mean_hours": g["_hours"].mean(),
                 "mean_cost": mean_cost,
+                "mean_gpu_hours": g["_gpu_hours"].mean(),
                 "cost_per_hour": mean_cost / g["_hours"].mean() if costs else math.nan,
                 "score_per_dollar": score / mean_cost if costs and mean_cost > 0 else math.nan,
             }
@@ -228,6 +231,7 @@ def cost_comparison(data: RunData, human_hourly_usd: float | None = None) -> pd.
             "mean_score",
             "mean_hours",
             "mean_cost",
+            "mean_gpu_hours",
             "cost_per_hour",
             "score_per_dollar",
         ],

@@ -13,6 +13,7 @@ from inspect_ai.scorer import Score
 from labcoat.analysis._family import Family, Row, num
 from labcoat.families._score import NORMALIZED, RAW, WEIGHT
 from labcoat.integrity import run_flags
+from labcoat.sandbox import GPUS_KEY
 
 STEPS_KEY = "labcoat:steps"
 STOP_KEY = "labcoat:stopped_by"
@@ -157,6 +158,18 @@ def _status(ok: bool, score: Score | None) -> str:
     return "needs manual score" if manual else "ok"
 
 
+def _gpu_fields(record: Any) -> Row:
+    """The GPUs a run held (labcoat:gpus): how many, GPU-seconds, what nvidia-smi saw."""
+    record = record if isinstance(record, dict) else {}
+    ids = record.get("ids")
+    return {
+        "gpus": len(ids) if isinstance(ids, list) else 0,
+        "gpu_seconds": num(record.get("gpu_seconds")),
+        "gpu_peak_memory_mib": num(record.get("peak_memory_mib")),
+        "gpu_utilization_pct": num(record.get("mean_utilization_pct")),
+    }
+
+
 def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
     meta = sample.metadata or {}
     task_id = str(meta.get("task_id", sample.id))
@@ -229,6 +242,7 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "steps": len(steps),
         "tool_calls": len(tools),
         "handoffs": len(store.get(HANDOFFS_KEY) or []),
+        **_gpu_fields(store.get(GPUS_KEY)),
     }
     parts: list[Row] = []
     if ok and score is not None:

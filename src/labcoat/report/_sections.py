@@ -119,13 +119,15 @@ def costs(ctx: Context, human_hourly: float | None) -> str:
         ("mean score", "mean_score"),
         ("time per run", lambda r: hours(r["mean_hours"])),
         ("cost per run", lambda r: money(r["mean_cost"])),
+        ("GPU time per run", lambda r: hours(r["mean_gpu_hours"])),
         ("cost per hour", lambda r: money(r["cost_per_hour"])),
         ("score per $", "score_per_dollar"),
     ]
     note = (
         "<p class='note'>Agent cost is what the model calls cost (from the run's steps or "
         "model usage); human cost comes from the baseline CSV, or hours × the hourly rate "
-        "given to <code>labcoat report --human-hourly-usd</code>.</p>"
+        "given to <code>labcoat report --human-hourly-usd</code>. GPU time counts every GPU "
+        "a run held, for as long as it held it.</p>"
     )
     return f'<section id="cost"><h2>Cost</h2>{note}{table(cost, columns)}</section>'
 
@@ -143,6 +145,7 @@ def runs_table(ctx: Context) -> str:
         ("time", lambda r: hours(_hours(r["run_seconds"]))),
         ("tokens", lambda r: count(r["tokens"])),
         ("cost", lambda r: money(r["cost"])),
+        ("GPU time", lambda r: hours(_hours(r["gpu_seconds"]))),
         ("tool calls", lambda r: count(r["tool_calls"])),
         ("stopped by", lambda r: escape(stop_label(r["stopped_by"]))),
         ("error", lambda r: escape(_text(r["error"]))),

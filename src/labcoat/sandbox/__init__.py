@@ -8,7 +8,7 @@ from those below it; tests/test_import_layers.py holds every module to this list
 new module joins it here:
 
     provider   _provider _record
-    builds     _sample _gpu_pool _build _environment _image _base_python _pip_adapt
+    builds     _sample _gpu_pool _gpu_usage _build _environment _image _base_python _pip_adapt
                _pip_config
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations

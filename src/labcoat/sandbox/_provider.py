@@ -18,7 +18,7 @@ from typing_extensions import override
 from labcoat._errors import MissingDependencyError
 from labcoat.sandbox._command import bwrap_path
 from labcoat.sandbox._config import BwrapConfig
-from labcoat.sandbox._record import record_sandbox_events
+from labcoat.sandbox._record import record_gpus, record_sandbox_events
 from labcoat.sandbox._sample import BwrapSession
 
 
@@ -68,7 +68,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
-            await environment.as_type(BwrapSandboxEnvironment).session.close()
+            session = environment.as_type(BwrapSandboxEnvironment).session
+            record_gpus(session)  # what it held, to the end (the log is written after)
+            await session.close()
 
     @override
     @classmethod

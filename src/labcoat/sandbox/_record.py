@@ -38,14 +38,21 @@ def _info(data: dict[str, Any], source: str) -> None:
         transcript().info(data, source=source)
 
 
+def record_gpus(session: BwrapSession) -> None:
+    """The sample's GPUs into its store (again at the end, with how long it held them)."""
+    store = _sample_store()
+    record = session.gpu_record()
+    if store is not None and record is not None:
+        store.set(GPUS_KEY, record)
+
+
 def record_sandbox_events(session: BwrapSession) -> None:
     """Move what the proxy and the disk quota saw since the last call into the record."""
     store = _sample_store()
     if store is None:
         return
-    lease = session.gpu_lease
-    if lease is not None and lease.gpus and store.get(GPUS_KEY) is None:
-        store.set(GPUS_KEY, lease.record())
+    if store.get(GPUS_KEY) is None:
+        record_gpus(session)
     new = session.network_log(start=session.network_seen)
     if new:
         session.network_seen += len(new)

@@ -5,13 +5,15 @@ sample's other needs (a root file system) join as they come."""
 from __future__ import annotations
 
 import contextlib
-from typing import Self
+import time
+from typing import Any, Self
 
 from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._command import bwrap_path
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._environment import ensure_environment
 from labcoat.sandbox._gpu_pool import GpuLease, gpu_pool
+from labcoat.sandbox._gpu_usage import GpuUsage
 from labcoat.sandbox._image import ensure_image
 from labcoat.sandbox._session import SandboxSession
 
@@ -49,6 +51,7 @@ class BwrapSession(SandboxSession):
     gpu_lease: GpuLease | None = None
     """The GPUs this sandbox holds (a grader's may be its sample's)."""
     _owns_lease = False
+    _usage: GpuUsage | None = None
 
     @classmethod
     async def create(cls, config: BwrapConfig, *, share_gpus: GpuLease | None = None) -> Self:
@@ -65,11 +68,31 @@ class BwrapSession(SandboxSession):
                 lease.release()
             raise
         session.gpu_lease, session._owns_lease = lease, owned
+        if owned and lease.gpus:
+            session._usage = GpuUsage(lease.gpus)
+            session._usage.start()
         return session
+
+    def gpu_record(self) -> dict[str, Any] | None:
+        """What the sample's log keeps of its GPUs so far: which, how long held (GPU-seconds
+        counts each GPU), the wait, and what nvidia-smi saw of them (None: unknown)."""
+        lease = self.gpu_lease
+        if lease is None or not lease.gpus or not self._owns_lease:
+            return None
+        held = time.time() - lease.acquired_at
+        usage = self._usage.record() if self._usage is not None else {}
+        return {
+            **lease.record(),
+            "held_seconds": round(held, 3),
+            "gpu_seconds": round(held * len(lease.gpus), 3),
+            **usage,
+        }
 
     async def close(self, keep_dirs: bool = False) -> None:
         try:
             await super().close(keep_dirs)
         finally:
+            if self._usage is not None:
+                self._usage.stop()
             if self._owns_lease and self.gpu_lease is not None:
                 self.gpu_lease.release()
