@@ -76,7 +76,7 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
         shortfall = gpu_shortfall(info.gpus, info.gpu_model)
         if shortfall:
             add("gpu", shortfall)
-        if not build:
+        if not build or shortfall:  # a task that cannot run here needs nothing built here
             continue
         for env in info.environments:
             if env not in built:

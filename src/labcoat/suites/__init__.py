@@ -7,16 +7,17 @@ from pathlib import Path
 from labcoat._errors import LabcoatError
 
 SUITES_DIR = Path(__file__).parent
-BUNDLED = ("mini",)
+BUNDLED = ("mini", "gpu")
+"""`mini`: CPU-sized, runs anywhere; `gpu`: needs a CUDA GPU and torch (docs/gpu.md)."""
 
 
 def resolve_target(target: str) -> Path:
-    """`mini` names the bundled suite; anything else is a path to a benchmark folder."""
+    """`mini` or `gpu` names a bundled suite; anything else is a path to a benchmark folder."""
     if target in BUNDLED:
         return SUITES_DIR / target
     path = Path(target).expanduser()
     if not path.exists():
         raise LabcoatError(f"{target}: not a bundled suite ({', '.join(BUNDLED)}) or an existing path")
     if not path.is_dir():
-        raise LabcoatError(f"{target}: is a file; a target is a folder of tasks (or `mini`)")
+        raise LabcoatError(f"{target}: is a file; a target is a folder of tasks (or a bundled suite)")
     return path.resolve()

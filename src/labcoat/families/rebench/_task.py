@@ -50,6 +50,7 @@ from labcoat.families.rebench._state import SAMPLE_UUID_PATH, SampleState, copy_
 from labcoat.grading import agent_workspace, copy_into_sandbox
 from labcoat.sandbox import (
     BwrapConfig,
+    PythonEnv,
     current_bwrap_session,
     ensure_image,
     gpu_shortfall,
@@ -156,13 +157,23 @@ def _metadata(
     }
 
 
+def _gpu_shortfall(family: TaskFamilyDir, entry: TaskEntry) -> str | None:
+    """Why this machine cannot give the task its GPUs (decided before anything is built)."""
+    resources = task_resources(family, entry.id.split("/", 1)[1])
+    shortfall = gpu_shortfall(resources.gpus, resources.gpu_model)
+    return f"the task {shortfall}" if shortfall else None
+
+
 async def _family_samples(
     family: TaskFamilyDir, entries: list[TaskEntry], sandbox_kind: str
 ) -> list[Sample]:
     unavailable: str | None = None
     setup: dict[str, Any] | None = None
     image = None
+    short = {e.id: _gpu_shortfall(family, e) for e in entries}
     try:
+        if all(short.values()):  # nothing here can run: build nothing (a GPU family's torch)
+            raise LabcoatError(f"{UNAVAILABLE} {next(iter(short.values()))}")
         setup = await family_setup(family)
         secrets, _ = secret_values(setup["required_environment_variables"])
         image = family.image(secrets)
@@ -185,7 +196,7 @@ async def _family_samples(
     for entry in entries:
         task_name = entry.id.split("/", 1)[1]
         resources = task_resources(family, task_name)
-        reason = unavailable
+        reason = short[entry.id] if all(short.values()) else unavailable
         if reason is None and setup is not None:
             info = setup["tasks"].get(task_name)
             if info is None:
@@ -193,13 +204,13 @@ async def _family_samples(
             elif info.get("aux_vm"):
                 reason = "the task asks for an aux VM (get_aux_vm_spec), which labcoat cannot make"
         if reason is None:
-            shortfall = gpu_shortfall(resources.gpus, resources.gpu_model)
-            reason = f"the task {shortfall}" if shortfall else None
+            reason = short[entry.id]
         metadata = _metadata(entry, family, task_name, setup, resources, reason)
         info = (setup or {}).get("tasks", {}).get(task_name, {})
         config = BwrapConfig(
             workdir=AGENT_HOME,
-            environment=family.environment,
+            # a sample that cannot have its GPUs here needs no environment built either
+            environment=PythonEnv() if short[entry.id] else family.environment,
             image=image if reason is None else None,
             network=metadata["rebench"]["network"],
             memory_mb=resources.memory_mb,
