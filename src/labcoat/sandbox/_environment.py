@@ -130,7 +130,9 @@ async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
         if wanted and not running.startswith(wanted) and not wanted.startswith(running):
             notes.append(f"the task names Python {wanted}; sandboxes run Python {running}")
         host_paths = task_python_paths()
-        harness = _harness_closure(lines) if lines else None
+        # with a task interpreter, pip decides: what it has counts as installed, with no
+        # copy of it (a 4.7 GB torch closure linked from the harness is a copy across disks)
+        harness = _harness_closure(lines) if lines and not host_paths else None
         source = "empty" if not lines else ("harness" if harness is not None else "pip")
         async with _BuildSandbox.open(staging, env, host_paths) as box:
             await box.create_venv()
