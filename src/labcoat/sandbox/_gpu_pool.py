@@ -133,7 +133,7 @@ class GpuPool:
         folder = self.lock_dir()
         taken: list[tuple[Gpu, int]] = []
         for gpu in usable:
-            fd = os.open(folder / _lock_name(gpu), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = _open_lock(folder / _lock_name(gpu))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -154,6 +154,14 @@ class GpuPool:
         """Wake this process's waiting requests (their next try may now succeed)."""
         for woken in list(self._wakers):
             woken.set()
+
+
+def _open_lock(path: Path) -> int:
+    """A descriptor to flock (read-only where another user made the file: flock needs none)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
 def _lock_name(gpu: Gpu) -> str:
