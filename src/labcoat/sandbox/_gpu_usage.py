@@ -83,9 +83,11 @@ class GpuUsage:
         self._utilization.append(sum(u for _, u in seen) / len(seen))
 
     def stop(self) -> None:
+        """No more samples (a reading under way finishes in its own time: the thread is a
+        daemon, and waiting for it would hold up the event loop that closes the sample)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=self.interval + 35)
+            self._thread.join(timeout=1.0)
             self._thread = None
 
     def record(self) -> dict[str, float | int | None]:
