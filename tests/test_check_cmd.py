@@ -87,3 +87,25 @@ def test_list_reports_a_broken_family_and_lists_the_rest(
     assert "class-incremental" in out and "ts-attribution" in out
     [line] = [line for line in err.splitlines() if line.strip()]
     assert line.startswith("labcoat: error: paperbench task ") and "config.yaml: line 2" in line
+
+
+def test_without_an_index_an_unbuildable_environment_needs_the_network(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An air-gapped machine: check says which tasks would need the network."""
+    from labcoat.sandbox._pip_config import host_pip_config
+
+    monkeypatch.setenv("LABCOAT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    host_pip_config.cache_clear()
+    try:
+        tasks = tmp_path / "tasks"
+        shutil.copytree(UPSTREAM, tasks / "online-only")
+        (tasks / "online-only" / "requirements.txt").write_text("labcoat-not-in-any-wheelhouse\n")
+        code, out, err = run_cli_captured(capsys, "check", str(tasks), "--family", "researchgym")
+    finally:
+        host_pip_config.cache_clear()
+    assert code == 2, out + err
+    [line] = [line for line in out.splitlines() if ": network: " in line]
+    assert line.startswith("online-only (researchgym): network: its environment needs packages")
+    assert "labcoat-not-in-any-wheelhouse" in line

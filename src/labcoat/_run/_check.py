@@ -17,9 +17,14 @@ from labcoat.sandbox import (
     ensure_environment,
     ensure_image,
     gpu_shortfall,
+    index_reachable,
 )
 
 MAX_POINTERS_SHOWN = 5
+NEEDS_NETWORK = (
+    "its environment needs packages from an index this machine cannot reach (give pip a "
+    "wheelhouse, PIP_FIND_LINKS, or --python an interpreter that has them)"
+)
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,7 @@ class Problem:
     task: str
     family: str
     kind: str
-    """`load`, `lfs`, `environment`, `gpu` or the family's own kind."""
+    """`load`, `lfs`, `environment`, `network`, `gpu` or the family's own kind."""
     message: str
 
     def line(self) -> str:
@@ -51,6 +56,9 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
     """Every problem of every entry; environments are built (and cached) unless not `build`."""
     problems: list[Problem] = []
     built: dict[PythonEnv, str | None] = {}  # one build (or failure) per environment
+    # without an index, an environment that cannot be built needs the network (or a
+    # wheelhouse, or --python): say so, as a kind of its own
+    offline = build and not await anyio.to_thread.run_sync(index_reachable)
     images: dict[ImageSpec, str | None] = {}
     for entry in entries:
 
@@ -85,7 +93,9 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
                     built[env] = None
                 except EnvironmentBuildError as ex:
                     built[env] = ex.reason + (f" (pip's output: {ex.log})" if ex.log else "")
-            if built[env] is not None:
+            if built[env] is not None and offline:
+                add("network", f"{NEEDS_NETWORK}: {built[env]} [{env.describe()}]")
+            elif built[env] is not None:
                 add("environment", f"{built[env]} [{env.describe()}]")
         if any(built[env] is not None for env in info.environments):
             continue  # an image starts from its environment: nothing more to learn

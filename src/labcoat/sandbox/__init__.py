@@ -50,6 +50,7 @@ from labcoat.sandbox._layout import privileged as has_separate_root
 from labcoat.sandbox._limits import limits_here
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
+from labcoat.sandbox._pip_adapt import index_reachable
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
 from labcoat.sandbox._record import DISK_KEY, GPUS_KEY, NETWORK_KEY, record_sandbox_events
 from labcoat.sandbox._requirements import (
@@ -96,6 +97,7 @@ __all__ = [
     "gpu_pool",
     "gpu_shortfall",
     "has_separate_root",
+    "index_reachable",
     "limits_here",
     "machine",
     "machine_gpus",

@@ -25,6 +25,8 @@ from urllib.parse import urlsplit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from labcoat.sandbox._pip_config import host_pip_config
+
 _ACCELERATOR_LOCAL = re.compile(r"^(cu\d+|rocm[\d.]+)$")
 _TORCH_INDEX = re.compile(r"(https?://download\.pytorch\.org/whl/)(cu\d+|rocm[\d.]+)/?")
 _NOT_FOUND = re.compile(
@@ -170,3 +172,16 @@ def host_reachable(url: str) -> bool:
             return True
     except OSError:
         return False
+
+
+DEFAULT_INDEX = "https://pypi.org/simple"
+
+
+def index_reachable() -> bool:
+    """Whether pip here can reach its package index (the host's configured one, else
+    PyPI); False where pip is told to use none (PIP_NO_INDEX)."""
+    variables = host_pip_config().variables
+    if variables.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on"):
+        return False
+    url = variables.get("PIP_INDEX_URL", DEFAULT_INDEX).split()[0]
+    return urlsplit(url).scheme == "file" or host_reachable(url)
