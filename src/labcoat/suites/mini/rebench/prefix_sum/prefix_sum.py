@@ -20,7 +20,7 @@ none of the agent's processes is alive.
 Robust to other load on the machine: a run that was alone (one thread, no process or
 thread created while timed, no other of the agent's processes using CPU) is timed as
 wall time minus the time its thread spent waiting for a CPU held by someone else
-(`/proc/PID/schedstat`); anything else is timed by the wall clock. Best of 7 runs.
+(`/proc/PID/schedstat`); anything else is timed by the wall clock. Best of 5 runs of each.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ BASELINES = {
     "reference": f"{HERE}/reference/solution/prefix_sum.py",
 }
 INPUT_SIZE = 3_000_000
-REPEATS = 7
+REPEATS = 5
 SCORING_DIR = "/tmp/prefix_sum_scoring"
 IMPORT_TIMEOUT = 120.0
 RUN_TIMEOUT = 120.0
