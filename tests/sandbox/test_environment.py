@@ -354,3 +354,29 @@ async def test_a_task_python_s_packages_reach_every_environment(
     # another interpreter is another environment
     monkeypatch.delenv(TASK_PYTHON_ENV)
     assert _environment.environment_key(env) != built.path.name
+
+
+async def test_a_date_cap_needs_a_pip_that_honours_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pip 23 ignores a date given as a variable and resolves to today's releases: an
+    environment pinned to a date is refused with the reason instead, and another pip's
+    environments are other environments."""
+    from labcoat.sandbox import _resolver
+
+    dated = PythonEnv(requirements=("numpy",), uploaded_prior_to="2024-06-30T23:59:59Z")
+    today = _resolver.resolver()
+    key = _environment.environment_key(dated)
+    old = _resolver.Resolver("23.2", honours_dates=False)
+    monkeypatch.setattr(_resolver, "resolver", lambda: old)
+    assert _environment.environment_key(dated) != key  # the pip version is in the key
+    with pytest.raises(EnvironmentBuildError) as refused:
+        await ensure_environment(dated)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "resolving as of 2024-06-30T23:59:59Z needs pip with --uploaded-prior-to" in message
+    assert "labcoat's pip is 23.2" in message
+    # without a date, the old pip builds as before; with this one, dates hold
+    undated = await ensure_environment(PythonEnv(requirements=("numpy",)))
+    assert undated.source == "harness"
+    assert today.honours_dates, f"this machine's pip ({today.pip_version}) should have the option"

@@ -9,9 +9,9 @@ import anyio
 import click
 
 from labcoat._cli._options import secrets_option, selection_options, with_secrets
-from labcoat._run._check import check_entries, describe_target
+from labcoat._run._check import check_entries, describe_target, resolution_dates
 from labcoat._run._tasks import selected_entries
-from labcoat.sandbox import limits_here, usable_gpus
+from labcoat.sandbox import limits_here, resolver, usable_gpus
 
 
 @click.command("check")
@@ -44,6 +44,9 @@ def command(
         for problem in problems:
             click.echo(problem.line())
         click.echo(f"labcoat check: this machine: {_machine_line()}", err=True)
+        for date, tasks in resolution_dates(entries).items():
+            shown = ", ".join(tasks[:5]) + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else "")
+            click.echo(f"labcoat check: resolved as of {date}: {shown}", err=True)
         troubled = len({(p.task, p.family) for p in problems})
         click.echo(
             f"labcoat check: {describe_target(entries)}: "
@@ -58,4 +61,7 @@ def _machine_line() -> str:
     gpus = usable_gpus()
     models = sorted({g.model or "model unknown" for g in gpus})
     lent = f"{len(gpus)} GPU(s) to lend ({', '.join(models)})" if gpus else "no GPU"
-    return f"memory and process limits by {limits_here()}; {lent}"
+    return (
+        f"memory and process limits by {limits_here()}; {lent}; environments resolved by "
+        f"{resolver().describe()}"
+    )

@@ -111,6 +111,21 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
     return problems
 
 
+def resolution_dates(entries: list[TaskEntry]) -> dict[str, list[str]]:
+    """{date: the tasks whose environments pip resolves as of it} (the rest: as of now)."""
+    dates: dict[str, list[str]] = {}
+    for entry in entries:
+        if entry.problem:
+            continue
+        try:
+            info = preflight_of(entry)
+        except LabcoatError:
+            continue
+        for date in sorted({e.uploaded_prior_to for e in info.environments if e.uploaded_prior_to}):
+            dates.setdefault(date, []).append(entry.id)
+    return dates
+
+
 def describe_target(entries: list[TaskEntry]) -> str:
     families = sorted({e.family for e in entries})
     return f"{len(entries)} task(s) ({', '.join(families)})"

@@ -8,8 +8,8 @@ from those below it; tests/test_import_layers.py holds every module to this list
 new module joins it here:
 
     provider   _provider _record
-    builds     _sample _gpu_pool _gpu_usage _build _environment _image _base_python _pip_adapt
-               _pip_config
+    builds     _sample _gpu_pool _gpu_usage _build _environment _image _base_python _resolver
+               _pip_adapt _pip_config
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
     command    _command
@@ -59,6 +59,7 @@ from labcoat.sandbox._requirements import (
     requirements_from_text,
     specifiers,
 )
+from labcoat.sandbox._resolver import resolver
 from labcoat.sandbox._sample import BwrapSession
 
 __all__ = [
@@ -105,6 +106,7 @@ __all__ = [
     "read_requirements_file",
     "record_sandbox_events",
     "requirements_from_text",
+    "resolver",
     "sandboxes_root",
     "specifiers",
     "task_python_paths",

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -56,6 +57,7 @@ from labcoat.sandbox._pip_adapt import (
     without_unreachable_indexes,
 )
 from labcoat.sandbox._requirements import PythonEnv
+from labcoat.sandbox._resolver import DATE_OPTION, date_refusal, resolution_key
 from labcoat.sandbox._session import SandboxSession
 
 logger = logging.getLogger(__name__)
@@ -79,6 +81,7 @@ def environment_key(env: PythonEnv) -> str:
             sys.platform,
             "gpu" if machine_has_gpu() else "cpu",
             env.content_digest(),
+            resolution_key(),
             *task_python_paths(),
         ]
     )
@@ -115,6 +118,9 @@ async def ensure_environment(env: PythonEnv) -> BuiltEnvironment:
 
 
 async def _build(env: PythonEnv, key: str, path: Path) -> BuiltEnvironment:
+    refusal = date_refusal(env.uploaded_prior_to) if env.uploaded_prior_to else None
+    if refusal:  # an old pip would resolve to today's releases: no environment, a reason
+        raise EnvironmentBuildError(env, refusal, None)
     staging = envs_dir() / f"{key}.building-{uuid.uuid4().hex[:8]}"
     staging.mkdir()
     try:
@@ -225,9 +231,8 @@ class _BuildSandbox:
             Bind(source=str(staging), target=SANDBOX_ENV, writable=True),
             Bind(source=str(Path(_pip_package())), target=f"{PIP_MOUNT}/pip"),
         ]
-        uploaded = {"PIP_UPLOADED_PRIOR_TO": env.uploaded_prior_to} if env.uploaded_prior_to else {}
         local = [*env.local_paths(), *map(Path, host_paths)]
-        config = build_config("/tmp", binds, local, uploaded)
+        config = build_config("/tmp", binds, local, {})
         async with build_session(config) as session:
             yield cls(session, env)
 
@@ -256,11 +261,14 @@ class _BuildSandbox:
 
     async def pip_install(self) -> tuple[bool, str]:
         log = f"{SANDBOX_ENV}/{BUILD_LOG}"
+        # the date as an option, not a variable: a pip without it fails instead of ignoring it
+        date = self.env.uploaded_prior_to
+        as_of = f"{DATE_OPTION} {shlex.quote(date)} " if date else ""
         ok, output = await self._run(
             f"{SANDBOX_ENV}/bin/python {PIP_MOUNT}/pip install --no-input "
             "--disable-pip-version-check --root-user-action=ignore --progress-bar off "
-            f"-r {SANDBOX_ENV}/{REQUIREMENTS_COPY} > {log} 2>&1; status=$?; cat {log}; "
-            "exit $status"
+            f"{as_of}-r {SANDBOX_ENV}/{REQUIREMENTS_COPY} > {log} 2>&1; status=$?; "
+            f"cat {log}; exit $status"
         )
         return ok, output
 
