@@ -7,6 +7,9 @@ import os
 import sys
 from collections.abc import Iterator
 
+from rich.console import Console, RenderableType
+from rich.measure import Measurement
+
 
 @contextlib.contextmanager
 def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
@@ -33,3 +36,17 @@ def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
         if saved is not None:
             os.dup2(saved, 1)
             os.close(saved)
+
+
+def whole_table_console(table: RenderableType) -> Console:
+    """A console for `table`: in a terminal, its width; in a pipe or a file, wide enough
+    for every column (a pipe has no width, and rich would fold or cut columns at 80)."""
+    console = Console()
+    if not console.is_terminal:
+        unbounded = console.options.update_width(1_000_000)
+        console.width = max(console.width, Measurement.get(console, unbounded, table).maximum)
+    return console
+
+
+def print_table(table: RenderableType) -> None:
+    whole_table_console(table).print(table)

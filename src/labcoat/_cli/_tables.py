@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from labcoat._cli._output import print_table, whole_table_console
 from labcoat._run._results import TaskResult
 from labcoat._run._validate import Verdict
 from labcoat.families._score import ERROR_RULE
@@ -48,7 +48,7 @@ def print_results(results: list[TaskResult], title: str) -> None:
             _fmt(r.normalized_mean, r.normalized_se),
             escape(_note(r)),  # reasons hold paths in brackets: not markup
         )
-    Console().print(table)
+    print_table(table)
     print_subtasks(results)
 
 
@@ -95,7 +95,7 @@ def print_subtasks(results: list[TaskResult]) -> None:
                 _fmt(raw),
                 _fmt(r.component_mean(f"normalized/{sub}")),
             )
-    Console().print(summary)
+    print_table(summary)
 
 
 def flag_note(result: TaskResult) -> str:
@@ -170,7 +170,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             escape(rule),
             result,
         )
-    console = Console()
+    console = whole_table_console(table)
     console.print(table)
     notes: dict[str, list[str]] = {}
     for v in verdicts:

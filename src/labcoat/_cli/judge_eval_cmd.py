@@ -13,9 +13,9 @@ from typing import Any
 
 import click
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
+from labcoat._cli._output import whole_table_console
 from labcoat._cli.rubric_cmd import SHORT_NAMES
 from labcoat._errors import LabcoatError
 from labcoat._util.sync import run_sync
@@ -152,9 +152,6 @@ def _row(name: str, c: Confusion) -> list[str]:
 
 
 def _print(report: JudgeEvalReport, path: Path, cases: int, code_dev: bool) -> None:
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 120)  # a pipe or a file: keep every column
     variant = " (Code-Dev: Code Development leaves only)" if code_dev else ""
     table = Table(
         title=f"JudgeEval: the {report.judge} judge on {cases} human-graded attempt(s) in "
@@ -179,6 +176,7 @@ def _print(report: JudgeEvalReport, path: Path, cases: int, code_dev: bool) -> N
         table.add_section()
         for case, c in report.by_case.items():
             table.add_row(*_row(case, c))
+    console = whole_table_console(table)
     console.print(table)
     strict = report.overall.strict()
     console.print(

@@ -6,9 +6,9 @@ import json
 import sys
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from labcoat._cli._output import print_table
 from labcoat._errors import LabcoatError
 from labcoat._run._tasks import NO_TASKS
 from labcoat.families import discover, family_names, select
@@ -48,7 +48,7 @@ def command(target: str, family: str | None, as_json: bool) -> None:
                 if with_subtasks:
                     row.append(_subtasks(e.extra))
                 table.add_row(*row)
-        Console().print(table)
+        print_table(table)
     for e in broken:
         click.echo(f"labcoat: error: {e.family} task {e.id}: {e.problem}", err=True)
     # the others are listed; the exit code says that some of TARGET is broken

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from labcoat._cli._output import print_table
 from labcoat.families.researchcodebench import published_scores, summarize_by_model
 from labcoat.families.researchcodebench._logs import load_results
 
@@ -91,7 +91,7 @@ def _print_models(
         if published:
             row.append(_pct(published.get(model, {}).get("scaled_pass_at_1")))
         table.add_row(*row)
-    Console().print(table)
+    print_table(table)
 
 
 def _print_papers(figures: dict[str, dict[str, Any]], order: list[str]) -> None:
@@ -106,4 +106,4 @@ def _print_papers(figures: dict[str, dict[str, Any]], order: list[str]) -> None:
             f = figures[model]["papers"].get(paper)
             cells.append(f"{_pct(f['scaled_pass_at_1'])} ({_pct(f['pass_rate'])})" if f else "—")
         table.add_row(paper, *cells)
-    Console().print(table)
+    print_table(table)

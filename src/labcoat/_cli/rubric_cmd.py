@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from labcoat._cli._output import print_table
 from labcoat._errors import LabcoatError
 from labcoat.families.paperbench import (
     TASK_CATEGORIES,
@@ -119,4 +119,4 @@ def _print_table(
     if len(rows) > 1:
         extra = [""] if show_checked else []
         table.add_row("total", *cells(total), *extra, style="bold")
-    Console().print(table)
+    print_table(table)
