@@ -93,18 +93,12 @@ def test_without_an_index_an_unbuildable_environment_needs_the_network(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An air-gapped machine: check says which tasks would need the network."""
-    from labcoat.sandbox._pip_config import host_pip_config
-
     monkeypatch.setenv("LABCOAT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    host_pip_config.cache_clear()
-    try:
-        tasks = tmp_path / "tasks"
-        shutil.copytree(UPSTREAM, tasks / "online-only")
-        (tasks / "online-only" / "requirements.txt").write_text("labcoat-not-in-any-wheelhouse\n")
-        code, out, err = run_cli_captured(capsys, "check", str(tasks), "--family", "researchgym")
-    finally:
-        host_pip_config.cache_clear()
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip's settings are read again for it
+    tasks = tmp_path / "tasks"
+    shutil.copytree(UPSTREAM, tasks / "online-only")
+    (tasks / "online-only" / "requirements.txt").write_text("labcoat-not-in-any-wheelhouse\n")
+    code, out, err = run_cli_captured(capsys, "check", str(tasks), "--family", "researchgym")
     assert code == 2, out + err
     [line] = [line for line in out.splitlines() if ": network: " in line]
     assert line.startswith("online-only (researchgym): network: its environment needs packages")

@@ -325,7 +325,6 @@ async def test_a_task_python_s_packages_reach_every_environment(
 
     from labcoat.sandbox import TASK_PYTHON_ENV, task_python_paths
     from labcoat.sandbox._base_python import _site_packages
-    from labcoat.sandbox._pip_config import host_pip_config
 
     preinstalled = tmp_path / "opt-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(preinstalled)], check=True)
@@ -338,12 +337,8 @@ async def test_a_task_python_s_packages_reach_every_environment(
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bigtorch\nVersion: 2.0\n")
     (info / "RECORD").write_text("")
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # nowhere to install from: it must be there
-    host_pip_config.cache_clear()
     env = specifiers("bigtorch==2.0")
-    try:
-        built = await ensure_environment(env)
-    finally:
-        host_pip_config.cache_clear()
+    built = await ensure_environment(env)
     assert built.source == "pip" and built.host_paths == (site_dir,)
     session = await BwrapSession.create(BwrapConfig(environment=env))
     try:

@@ -30,8 +30,17 @@ class PipConfig:
     """Host files and folders those settings name."""
 
 
-@functools.cache
 def host_pip_config() -> PipConfig:
+    """The host's effective pip configuration (read once per set of PIP_* variables: they
+    are part of it)."""
+    return _read_config(
+        tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("PIP_")))
+    )
+
+
+@functools.cache
+def _read_config(variables: tuple[tuple[str, str], ...]) -> PipConfig:
+    # `variables` is the cache key: `pip config list` reads them from the environment
     result = subprocess.run(
         [sys.executable, "-m", "pip", "config", "list"],
         capture_output=True,
