@@ -91,7 +91,7 @@ def test_list_names_the_broken_folder(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_preflight_without_building() -> None:
     entries = [e for e in discover(TEST_SPLIT)]
-    problems = anyio.run(check_entries, entries, False)
+    problems = anyio.run(check_entries, entries, False).problems
     kinds = {(p.task, p.kind) for p in problems}
     for name in TASKS:
         assert (name, "sidecar") not in kinds and (name, "overlay") not in kinds

@@ -9,7 +9,7 @@ import anyio
 import click
 
 from labcoat._cli._options import secrets_option, selection_options, with_secrets
-from labcoat._run._check import check_entries, describe_target, resolution_dates
+from labcoat._run._check import check_entries, describe_target
 from labcoat._run._tasks import selected_entries
 from labcoat.sandbox import limits_here, resolver, usable_gpus
 
@@ -37,14 +37,15 @@ def command(
     One line per problem; exit 2 if there is any."""
     with_secrets({}, secrets_file)
     entries = selected_entries(target, list(task_ids), family)
-    problems = anyio.run(check_entries, entries, not no_build)
+    checked = anyio.run(check_entries, entries, not no_build)
+    problems = checked.problems
     if as_json:
         click.echo(json.dumps([p.to_json() for p in problems], indent=2))
     else:
         for problem in problems:
             click.echo(problem.line())
         click.echo(f"labcoat check: this machine: {_machine_line()}", err=True)
-        for date, tasks in resolution_dates(entries).items():
+        for date, tasks in checked.dates.items():
             shown = ", ".join(tasks[:5]) + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else "")
             click.echo(f"labcoat check: resolved as of {date}: {shown}", err=True)
         troubled = len({(p.task, p.family) for p in problems})

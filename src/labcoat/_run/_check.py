@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -47,14 +47,23 @@ class Problem:
         }
 
 
+@dataclass
+class Checked:
+    problems: list[Problem] = field(default_factory=list)
+    dates: dict[str, list[str]] = field(default_factory=dict)
+    """{date: the tasks whose environments pip resolves as of it} (the rest: as of now)."""
+
+
 def preflight_of(entry: TaskEntry) -> Preflight:
     hook = getattr(family_module(entry.family), "preflight", None)
     return hook(entry) if hook is not None else Preflight()
 
 
-async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Problem]:
-    """Every problem of every entry; environments are built (and cached) unless not `build`."""
-    problems: list[Problem] = []
+async def check_entries(entries: list[TaskEntry], build: bool = True) -> Checked:
+    """Every problem of every entry, and the dates their environments are resolved as of;
+    environments are built (and cached) unless not `build`."""
+    checked = Checked()
+    problems = checked.problems
     built: dict[PythonEnv, str | None] = {}  # one build (or failure) per environment
     # without an index, an environment that cannot be built needs the network (or a
     # wheelhouse, or --python): say so, as a kind of its own
@@ -78,6 +87,8 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
         except LabcoatError as ex:
             add("load", str(ex))
             continue
+        for date in sorted({e.uploaded_prior_to for e in info.environments if e.uploaded_prior_to}):
+            checked.dates.setdefault(date, []).append(entry.id)
         for message in info.problems:
             kind, _, text = message.partition(": ")
             add(kind, text) if text else add("task", message)
@@ -108,22 +119,7 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> list[Pr
                     images[image] = ex.reason + (f" (output: {ex.log})" if ex.log else "")
             if images[image] is not None:
                 add("build", str(images[image]))
-    return problems
-
-
-def resolution_dates(entries: list[TaskEntry]) -> dict[str, list[str]]:
-    """{date: the tasks whose environments pip resolves as of it} (the rest: as of now)."""
-    dates: dict[str, list[str]] = {}
-    for entry in entries:
-        if entry.problem:
-            continue
-        try:
-            info = preflight_of(entry)
-        except LabcoatError:
-            continue
-        for date in sorted({e.uploaded_prior_to for e in info.environments if e.uploaded_prior_to}):
-            dates.setdefault(date, []).append(entry.id)
-    return dates
+    return checked
 
 
 def describe_target(entries: list[TaskEntry]) -> str:
