@@ -172,11 +172,11 @@ async def _family_samples(
     image = None
     short = {e.id: _gpu_shortfall(family, e) for e in entries}
     try:
-        if all(short.values()):  # nothing here can run: build nothing (a GPU family's torch)
-            raise LabcoatError(f"{UNAVAILABLE} {next(iter(short.values()))}")
-        setup = await family_setup(family)
-        secrets, _ = secret_values(setup["required_environment_variables"])
-        image = family.image(secrets)
+        # none of its tasks can have their GPUs here: no setup, nothing built (its torch)
+        if not all(short.values()):
+            setup = await family_setup(family)
+            secrets, _ = secret_values(setup["required_environment_variables"])
+            image = family.image(secrets)
     except MissingSecretsError:
         raise  # missing secrets stop the run before it starts
     except LabcoatError as ex:
@@ -196,7 +196,7 @@ async def _family_samples(
     for entry in entries:
         task_name = entry.id.split("/", 1)[1]
         resources = task_resources(family, task_name)
-        reason = short[entry.id] if all(short.values()) else unavailable
+        reason = unavailable
         if reason is None and setup is not None:
             info = setup["tasks"].get(task_name)
             if info is None:
