@@ -31,6 +31,7 @@ from labcoat.sandbox._paths import (
     SANDBOX_PROXY_PORT,
     SANDBOX_PYTHON_PREFIX,
     SANDBOX_SERVER,
+    SYSTEM_PATH,
 )
 
 # Docker's default capability set, minus NET_RAW unless the network is on.
@@ -210,15 +211,7 @@ def base_environment(
     config: BwrapConfig, python: PythonLayout, env_dir: Path | None, gpus: tuple[Gpu, ...] = ()
 ) -> dict[str, str]:
     """The variables every command starts from: nothing of the host unless named."""
-    path = [
-        SANDBOX_BIN,
-        "/usr/local/sbin",
-        "/usr/local/bin",
-        "/usr/sbin",
-        "/usr/bin",
-        "/sbin",
-        "/bin",
-    ]
+    path = [SANDBOX_BIN, *SYSTEM_PATH]
     env = {"LANG": "C.UTF-8", "TMPDIR": "/tmp", "SHELL": "/bin/bash"}
     if env_dir is not None:
         # the task's venv: its interpreter sees its own packages and none of the host's

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
+from labcoat.sandbox._paths import SYSTEM_PATH
 
 DECLARE_ENV = "LABCOAT_GPUS"
 DRIVER_GPUS = Path("/proc/driver/nvidia/gpus")
@@ -58,7 +59,6 @@ def control_nodes() -> list[Path]:
 DRIVER_LIBRARY_PLACES = ("/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
 DRIVER_TOOL_PLACES = ("/usr/local/nvidia/bin",)
 DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")
-SYSTEM_BIN = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 
 def _places(variable: str, defaults: tuple[str, ...], holds: Callable[[Path], bool]) -> list[str]:
@@ -84,7 +84,7 @@ def driver_library_dirs() -> list[str]:
 def driver_tool_dirs() -> list[str]:
     """Folders outside the system's own that hold `nvidia-smi` (put on a GPU sandbox's PATH)."""
     found = _places("PATH", DRIVER_TOOL_PLACES, lambda p: (p / "nvidia-smi").exists())
-    return [place for place in found if place not in SYSTEM_BIN]
+    return [place for place in found if place not in SYSTEM_PATH]
 
 
 def _declared() -> int | None:

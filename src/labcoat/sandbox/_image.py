@@ -46,7 +46,7 @@ from labcoat.sandbox._config import Bind
 from labcoat.sandbox._environment import ensure_environment, environment_key
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep
 from labcoat.sandbox._layout import AGENT_UID, cache_dir, privileged
-from labcoat.sandbox._paths import BUILD_CONTEXT, SANDBOX_BIN, SANDBOX_ENV
+from labcoat.sandbox._paths import BUILD_CONTEXT, SANDBOX_BIN, SANDBOX_ENV, SYSTEM_PATH
 
 logger = logging.getLogger(__name__)
 
@@ -231,8 +231,7 @@ async def _run_steps(
     ]
     if spec.context:
         binds.append(Bind(source=spec.context, target=BUILD_CONTEXT))
-    system = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-    path = ":".join((f"{SANDBOX_ENV}/bin", SANDBOX_BIN, *system))
+    path = ":".join((f"{SANDBOX_ENV}/bin", SANDBOX_BIN, *SYSTEM_PATH))
     # the environment is the staging copy, bound writable: pip in a step installs there;
     # a step that pip-installs the environment's local files needs to see them
     config = build_config(

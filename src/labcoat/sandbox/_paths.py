@@ -9,6 +9,9 @@ from __future__ import annotations
 AGENT_HOME = "/home/agent"
 DEFAULT_WORKDIR = f"{AGENT_HOME}/work"
 
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+"""The system's own command folders, in PATH's usual order."""
+
 SANDBOX_PYTHON_PREFIX = "/opt/labcoat/python"
 """A relocated host interpreter (one outside /usr) is mounted here."""
 SANDBOX_BIN = "/opt/labcoat/bin"
