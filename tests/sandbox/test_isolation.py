@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import threading
@@ -270,3 +271,30 @@ async def test_cpu_share_is_capped(make_session) -> None:
         pytest.skip("this host gives labcoat no cgroup CPU controller; only thread counts apply")
     cpu_seconds = float((await s.exec(["python3", "-c", BUSY_FOR_ONE_SECOND])).stdout)
     assert cpu_seconds < 0.75, f"{cpu_seconds:.2f} CPU-seconds in one second under a 0.5 CPU cap"
+
+
+KEYRING_PROBE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL, USER_KEYRING, KEYCTL_READ, KEYCTL_SEARCH = 248, 250, -4, 11, 10
+if sys.argv[1] == "store":
+    r = libc.syscall(ADD_KEY, b"user", b"crosstalk", b"from-sample-a", 13, USER_KEYRING)
+else:
+    r = libc.syscall(KEYCTL, KEYCTL_SEARCH, USER_KEYRING, b"user", b"crosstalk", 0)
+print(r, ctypes.get_errno())
+"""
+
+
+async def test_the_kernel_keyring_is_closed(make_session) -> None:
+    """Keyrings are per uid, not per namespace: two samples of one uid could share one."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the probe calls keyctl by its x86-64 number")
+    a = await make_session()
+    b = await make_session()
+    for session in (a, b):
+        await session.write_file("probe.py", KEYRING_PROBE)
+    stored = await a.exec(["python3", "probe.py", "store"])
+    found = await b.exec(["python3", "probe.py", "find"])
+    for result in (stored, found):
+        assert result.success, result.stderr
+        assert result.stdout.split() == ["-1", str(errno.EPERM)], result.stdout

@@ -370,9 +370,11 @@ def bwrap_command(
     bwrap: str = "bwrap",
     gpus: tuple[Gpu, ...] = (),
     host_paths: tuple[str, ...] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """argv that starts the sandbox running the exec server on fd 3 (`host_paths`: what
-    the environment uses of the host besides itself)."""
+    the environment uses of the host besides itself; `seccomp_fd`: a filter for bwrap to
+    load, see `_seccomp`)."""
     args = [
         bwrap,
         "--die-with-parent",
@@ -386,6 +388,8 @@ def bwrap_command(
     ]
     if not host_network(config):
         args.append("--unshare-net")
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     if privileged():
         args += ["--cap-drop", "ALL"]
         for cap in (*ROOT_CAPS, *(("CAP_NET_RAW",) if host_network(config) else ())):

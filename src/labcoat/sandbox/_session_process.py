@@ -33,6 +33,7 @@ from labcoat.sandbox._gpus import Gpu
 from labcoat.sandbox._layout import SampleDirs, User
 from labcoat.sandbox._limits import Cgroup, rlimits
 from labcoat.sandbox._paths import SANDBOX_PROXY_PORT, SANDBOX_PROXY_SOCKET, SANDBOX_SERVER
+from labcoat.sandbox._seccomp import filter_fd
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ class SessionProcesses:
         identities = list(self.users.values())
         pairs = [socket.socketpair() for _ in identities]
         child_fds = [child.fileno() for _, child in pairs]
+        seccomp = filter_fd()
         argv = bwrap_command(
             self.config,
             self.dirs,
@@ -122,6 +124,7 @@ class SessionProcesses:
             bwrap_path(),
             gpus=self.gpus,
             host_paths=self.environment.host_paths if self.environment else (),
+            seccomp_fd=seccomp,
         )
         argv += [
             "--",
@@ -141,12 +144,13 @@ class SessionProcesses:
                 stdin=None,
                 stdout=log,
                 stderr=log,
-                pass_fds=child_fds,
+                pass_fds=(*child_fds, seccomp),
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
             )
         finally:
             for _, child in pairs:
                 child.close()
+            os.close(seccomp)
             log.close()
         channels: dict[str, Channel] = {}
         try:
