@@ -11,6 +11,7 @@ from cli_runner import run_cli
 
 from labcoat._errors import TaskDataError
 from labcoat.families.rebench import discover, find_families, load_sidecar, normalize
+from labcoat.families.rebench._scoring import unfloored
 from labcoat.suites import resolve_target
 
 MINI = resolve_target("mini") / "rebench"
@@ -55,6 +56,8 @@ def test_normalize() -> None:
     assert normalize(-3.0, lower_better) == 1.0
     assert normalize(-3.5, lower_better) == pytest.approx(1.2)  # better than the reference
     assert normalize(None, lower_better) == 0.0  # no valid score counts as the start
+    assert normalize(0.5, lower_better) == 0.0  # worse than the start: the floor, as an error
+    assert unfloored(0.5, lower_better) == pytest.approx(-0.4)  # kept in the score
     assert normalize(2.0, None) is None  # no sidecar: raw scores only
 
 

@@ -51,8 +51,10 @@ def raw_of(score: Score | None) -> float | None:
 # --- one rule for errors (every table uses it; integrity flags: labcoat.integrity) ------
 
 ERROR_SCORE = 0.0
-"""What a run without a valid score counts as in every mean: 0 normalized, the starting
-point. An error never raises a mean; the tables show how many runs errored beside it."""
+"""What a run without a valid score counts as in every mean: 0 normalized, the floor of
+every family's scale (RE-Bench's starting solution; nothing passed or achieved in the
+others), so an error never counts above any scored run of its task and never raises a
+mean; the tables show how many runs errored beside it."""
 
 ERROR_RULE = (
     "errored runs (no valid score) count as 0 normalized in the mean; the errors column counts them"

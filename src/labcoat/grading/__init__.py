@@ -5,6 +5,7 @@ fresh bwrap sandboxes on the host that see the agent's workspace read-only. The 
 own sandbox never holds them.
 """
 
+from labcoat.grading._budget import budgeted, scoring_budget, within_budget
 from labcoat.grading._placement import (
     Reservation,
     grader_placement,
@@ -25,6 +26,7 @@ from labcoat.grading._workspace import (
 __all__ = [
     "Reservation",
     "agent_workspace",
+    "budgeted",
     "copy_into_sandbox",
     "exclusive_machine",
     "grader_placement",
@@ -33,7 +35,9 @@ __all__ = [
     "pack_tree",
     "run_placed",
     "sample_reservation",
+    "scoring_budget",
     "stop_agent_processes",
     "unpack_tree",
     "where_am_i",
+    "within_budget",
 ]

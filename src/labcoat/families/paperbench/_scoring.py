@@ -43,7 +43,7 @@ from labcoat.families.paperbench._rubric import (
 )
 from labcoat.families.paperbench._runner import sandbox_command_runner
 from labcoat.families.paperbench._sidecar import SEED, load_sidecar
-from labcoat.grading import agent_workspace, stop_agent_processes
+from labcoat.grading import agent_workspace, budgeted, stop_agent_processes, within_budget
 from labcoat.integrity import INTEGRITY_FLAGS, Blocklist
 
 EXPLANATION_CHARS = 300
@@ -179,6 +179,7 @@ def compact_tree(tree: GradedNode) -> dict[str, Any]:
 def paperbench_scorer():
     """Reproduce (unless Code-Dev), judge, and report the replication score."""
 
+    @budgeted
     async def score(state: TaskState, target: Target) -> Score:
         spec = SampleSpec.of(state.metadata)
         paper = load_paper(spec.paper_dir)
@@ -192,7 +193,7 @@ def paperbench_scorer():
             if m.role != "system" and not (m.role == "user" and m.text == state.input_text)
         ]
         settings = ReproductionSettings(
-            timeout_s=spec.reproduce_timeout_minutes * 60,
+            timeout_s=within_budget(spec.reproduce_timeout_minutes * 60),
             requirements=spec.requirements,
             memory_mb=spec.memory_mb,
             retries=spec.reproduce_retries,

@@ -17,7 +17,7 @@ from labcoat.families.rebench._family import (
 )
 from labcoat.families.rebench._protected import restore_protected
 from labcoat.families.rebench._state import SampleState
-from labcoat.grading import exclusive_machine
+from labcoat.grading import exclusive_machine, within_budget
 
 STATE_KEY = "labcoat:rebench:state"
 FLAGS_KEY = "labcoat:rebench:integrity_flags"
@@ -120,5 +120,5 @@ async def sample_operation(
             gpus=sample.gpus,
             network=sample.network,
             secrets=sample.secret_values(),
-            timeout=sample.timeout,
+            timeout=within_budget(sample.timeout),
         )

@@ -34,7 +34,7 @@ from labcoat._util.progress import run_progress
 from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.rebench._family import AGENT_HOME, OperationFailed, last_line
 from labcoat.families.rebench._sample import SampleTask, flag, flags, sample_operation
-from labcoat.grading import agent_workspace, stop_agent_processes
+from labcoat.grading import agent_workspace, budgeted, stop_agent_processes
 from labcoat.integrity import INTEGRITY_FLAGS
 
 SCORE_LOG = "labcoat:rebench:score_log"
@@ -43,20 +43,32 @@ SCORING_ERROR = "labcoat:rebench:scoring_error"
 MANUAL = "manual_scoring"
 KEPT_OUTPUT = 200_000  # characters of each stream kept with a scoring error (its end)
 
+FLOOR = 0.0
+"""The lowest normalized score: the starting solution's."""
+
 # entry statuses: a number, NaN (an invalid submission), None, or scoring that broke
 OK, INVALID, NO_SCORE, BROKEN = "ok", "invalid", "no_score", "error"
 
 
-def normalize(raw: float | None, spec: dict[str, Any] | None) -> float | None:
-    """(raw − start) / (reference − start): start = 0, reference = 1, may exceed 1.
+def unfloored(raw: float, spec: dict[str, Any]) -> float:
+    """(raw − start) / (reference − start): start = 0, reference = 1, may exceed 1 and
+    fall below 0 (worse than the starting solution)."""
+    return (raw - spec["start"]) / (spec["reference"] - spec["start"])
 
-    An invalid run (no valid score) counts as the starting solution: 0.
+
+def normalize(raw: float | None, spec: dict[str, Any] | None) -> float | None:
+    """The normalized score, floored at 0, the starting solution (None: no scale).
+
+    An invalid run (no valid score, scoring that broke or hung) counts as the starting
+    solution too, so the floor is where every failure lands: a run that made things worse
+    gains nothing by breaking its own scoring, and an errored run (which every table
+    counts as 0) never beats a scored one. The unfloored value stays in the score.
     """
     if spec is None:
         return None
     if raw is None:
-        return 0.0
-    return (raw - spec["start"]) / (spec["reference"] - spec["start"])
+        return FLOOR
+    return max(FLOOR, unfloored(raw, spec))
 
 
 def _number(value: Any) -> float | None:
@@ -275,68 +287,78 @@ async def _final_from_family(
 def rebench_scorer():
     """Final score after the agent stops, computed in a fresh protected sandbox."""
 
+    @budgeted  # a grader that hangs times out in here, not as an error
     async def score(state: TaskState, target: Target) -> Score:
-        sample = SampleTask.of(state.metadata)
-        await stop_agent_processes()
-        submission = state.output.completion if state.output else ""
-        details: dict[str, Any] = {}
-        log: list[dict[str, Any]] | None = None
-        if sample.intermediate_scoring:
-            await record_intermediate_score(sample, kind="final")
-            log = store().get(SCORE_LOG, [])
-            details["score_log"] = log
-        manual = False
-        if sample.has_aggregate or sample.has_score:
-            result, output, failed = await _final_from_family(sample, submission, log)
-            function = "aggregate_scores" if sample.has_aggregate else "score"
-            if _exited(failed):
-                raise scoring_exited(sample, function, failed)
-            rule = f"the family's {function}" + ("" if sample.has_aggregate else "()")
-            details["scorer_output"] = output[-4000:]
-            raw: float | None = None
-            if failed is not None:  # timed out, or printed no result
-                flag(f"final scoring {failed.why}")
-            elif result is None:
-                manual = True
-            else:
-                value = _number(result)
-                if value is None:
-                    flag(f"final scoring returned {result!r}, not a score")
-                elif math.isfinite(value):
-                    raw = value
-        elif sample.intermediate_scoring:
-            final = sample.score_spec["final"] if sample.score_spec else "last"
-            rule = f"the {final} intermediate score"
-            last = (log or [{}])[-1]
-            # `last` means the state the run ends in: if that cannot be scored, nothing counts
-            broken_end = last.get("status") == BROKEN
-            raw = None if final == "last" and broken_end else _final_raw(sample, log or [])
-        else:
-            manual, raw, rule = True, None, "the family defines no scoring"
-        run_flags = flags()
-        if manual:
-            return research_score(
-                None,
-                math.nan,
-                explanation=f"This task must be scored manually ({rule} gave no score).",
-                metadata={
-                    **details,
-                    MANUAL: True,
-                    "score_spec": sample.score_spec,
-                    INTEGRITY_FLAGS: run_flags,
-                },
-            )
-        normalized = normalize(raw, sample.score_spec)
-        explanation = f"raw {raw} from {rule}"
-        if raw is None:
-            explanation += " (no valid score: counted as the starting solution)"
-        if run_flags:
-            explanation += "; integrity flags: " + "; ".join(run_flags)
-        return research_score(
-            raw,
-            normalized if normalized is not None else math.nan,
-            explanation=explanation,
-            metadata={**details, "score_spec": sample.score_spec, INTEGRITY_FLAGS: run_flags},
-        )
+        return await _final_score(state)
 
     return score
+
+
+async def _final_score(state: TaskState) -> Score:
+    """The final score, computed in a fresh protected sandbox."""
+    sample = SampleTask.of(state.metadata)
+    await stop_agent_processes()
+    submission = state.output.completion if state.output else ""
+    details: dict[str, Any] = {}
+    log: list[dict[str, Any]] | None = None
+    if sample.intermediate_scoring:
+        await record_intermediate_score(sample, kind="final")
+        log = store().get(SCORE_LOG, [])
+        details["score_log"] = log
+    manual = False
+    if sample.has_aggregate or sample.has_score:
+        result, output, failed = await _final_from_family(sample, submission, log)
+        function = "aggregate_scores" if sample.has_aggregate else "score"
+        if _exited(failed):
+            raise scoring_exited(sample, function, failed)
+        rule = f"the family's {function}" + ("" if sample.has_aggregate else "()")
+        details["scorer_output"] = output[-4000:]
+        raw: float | None = None
+        if failed is not None:  # timed out, or printed no result
+            flag(f"final scoring {failed.why}")
+        elif result is None:
+            manual = True
+        else:
+            value = _number(result)
+            if value is None:
+                flag(f"final scoring returned {result!r}, not a score")
+            elif math.isfinite(value):
+                raw = value
+    elif sample.intermediate_scoring:
+        final = sample.score_spec["final"] if sample.score_spec else "last"
+        rule = f"the {final} intermediate score"
+        last = (log or [{}])[-1]
+        # `last` means the state the run ends in: if that cannot be scored, nothing counts
+        broken_end = last.get("status") == BROKEN
+        raw = None if final == "last" and broken_end else _final_raw(sample, log or [])
+    else:
+        manual, raw, rule = True, None, "the family defines no scoring"
+    run_flags = flags()
+    if manual:
+        return research_score(
+            None,
+            math.nan,
+            explanation=f"This task must be scored manually ({rule} gave no score).",
+            metadata={
+                **details,
+                MANUAL: True,
+                "score_spec": sample.score_spec,
+                INTEGRITY_FLAGS: run_flags,
+            },
+        )
+    normalized = normalize(raw, sample.score_spec)
+    explanation = f"raw {raw} from {rule}"
+    if raw is None:
+        explanation += " (no valid score: counted as the starting solution)"
+    if run_flags:
+        explanation += "; integrity flags: " + "; ".join(run_flags)
+    # a run worse than the start keeps its own figure beside the floored one
+    below = unfloored(raw, sample.score_spec) if raw is not None and sample.score_spec else None
+    below_floor = {"unfloored": below} if below is not None and below < FLOOR else {}
+    return research_score(
+        raw,
+        normalized if normalized is not None else math.nan,
+        explanation=explanation,
+        metadata={**details, "score_spec": sample.score_spec, INTEGRITY_FLAGS: run_flags},
+        **below_floor,
+    )

@@ -41,7 +41,13 @@ from labcoat.families.researchgym._grading import GRADE_OUTPUT, GraderRun, run_g
 from labcoat.families.researchgym._metrics import RunSummary, out_of_bounds, summarize
 from labcoat.families.researchgym._sample import SampleInfo
 from labcoat.families.researchgym._sidecar import GradingSpec, Sidecar
-from labcoat.grading import agent_workspace, network_attempts, stop_agent_processes
+from labcoat.grading import (
+    agent_workspace,
+    budgeted,
+    network_attempts,
+    stop_agent_processes,
+    within_budget,
+)
 from labcoat.integrity import INTEGRITY_FLAGS, scan_messages
 
 COMPLETION = "completion_rate"
@@ -277,6 +283,7 @@ def score_run(folder: TaskFolder, run: GraderRun) -> Score:
 def researchgym_scorer():
     """Grade in a fresh protected sandbox after the agent stops."""
 
+    @budgeted
     async def score(state: TaskState, target: Target) -> Score:
         info = SampleInfo.of(state.metadata)
         folder = info.folder
@@ -289,7 +296,7 @@ def researchgym_scorer():
                 workspace,
                 command=grading.command,
                 self_reported=grading.self_reported,
-                timeout_s=grading.timeout_minutes * 60,
+                timeout_s=within_budget(grading.timeout_minutes * 60),
                 memory_mb=info.memory_mb,
                 read_files=_files_to_read(sidecar),
                 gpus=sidecar.resources.gpus if sidecar else 0,
