@@ -433,6 +433,71 @@ async def test_results_that_do_not_change_with_the_seed_count_for_nothing(
     assert (await run(0.5))[0] == 0.0  # changed, but wrong on the re-run
 
 
+RECOMPUTE = """
+import json, os
+assert os.environ["SEED"] == "7"  # the re-run's variables are set
+tail = json.load(open("results/metrics.json"))["loss"]["tail"]
+assert abs(tail - 0.19) < 1e-9, f"reported {tail}, the code gives 0.19"
+"""
+
+
+async def test_results_the_submissions_code_does_not_give_count_for_nothing(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Numbers that change with the seed pass `must_change`; `recompute` ties them to code."""
+    from labcoat.families.paperbench import Rerun
+
+    again = tmp_path / "again"
+    (again / "results").mkdir(parents=True)
+    sidecar = parse_sidecar(
+        {
+            "rerun": {
+                "env": {"SEED": "7"},
+                "must_change": [{"file": "results/metrics.json", "key": "loss.tail"}],
+                "recompute": [{"code": RECOMPUTE, "note": "the tail loss"}],
+            },
+            "checks": [
+                {"leaf": "ra", "kind": "json_value", "file": "results/metrics.json",
+                 "key": "loss.tail", "value": 0.2, "rel_tolerance": 0.1},
+            ],
+        },
+        RUBRIC,
+    )  # fmt: skip
+    runner = host_command_runner({"submission": repo, "executed": repo, "rerun": again})
+
+    async def run(tail_again: float) -> tuple[float, tuple[str, ...]]:
+        data = json.loads((repo / "results" / "metrics.json").read_text())
+        data["loss"]["tail"] = tail_again
+        (again / "results" / "metrics.json").write_text(json.dumps(data))
+        rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"})
+        view = LocalFiles(repo)
+        inp = JudgeInput(
+            paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
+        )
+        result = await CheckJudge(runner=runner, sidecar=sidecar).judge(inp)
+        return result.tree.at(RA).score, result.flags
+
+    assert await run(0.19) == (1.0, ())  # what the code gives
+    score, flags = await run(0.195)  # changed with the seed, within tolerance, not computed
+    assert score == 0.0
+    assert any("own code does not give the results" in f and "0.19" in f for f in flags), flags
+
+
+def test_recompute_checks_must_compile() -> None:
+    from labcoat._errors import TaskDataError
+
+    bad = {
+        "rerun": {
+            "env": {"SEED": "7"},
+            "must_change": [{"file": "r.json", "key": "a"}],
+            "recompute": [{"code": "def (:\n"}],
+        },
+        "checks": [],
+    }
+    with pytest.raises(TaskDataError, match=r"rerun\.recompute\[0\]\.code: not valid Python"):
+        parse_sidecar(bad, RUBRIC)
+
+
 async def test_the_check_judge_refuses_a_paper_without_checks(tmp_path: Path, repo: Path) -> None:
     from labcoat._errors import LabcoatError
 

@@ -2,7 +2,8 @@
 sandboxes, reproduction, the judge): each is BLOCKED (scores no better than noop) or FLAGGED
 (`integrity_flags` in the score's metadata names it).
 
-- a reproduce.sh that types out the paper's tables (exact numbers from a real run);
+- a reproduce.sh that types out the paper's tables (exact numbers from a real run), or
+  moves them by a few per cent with a generator seeded by the re-run's seed;
 - the same with a package that exits 0 as soon as it is imported (`os._exit(0)`,
   `sys.exit(0)`), or that replaces `numpy.allclose`, in full PaperBench and in Code-Dev;
 - text in the repository aimed at the llm judge.
@@ -53,6 +54,22 @@ def typed_tables(tables: dict[str, str]) -> str:
     for name, text in tables.items():
         lines += [f"cat > results/{name} <<'TABLE'", text.rstrip("\n"), "TABLE"]
     return "\n".join(lines) + "\n"
+
+
+def seed_jittered_tables(tables: dict[str, str]) -> str:
+    """A reproduce.sh that writes the tables with every number moved by ±3 %, drawn from a
+    generator seeded by SEED_OFFSET: the numbers change with the seed, no code computes them."""
+    jitter = (
+        "import json, os, random, re, sys\n"
+        "rng = random.Random(int(os.environ.get('SEED_OFFSET', '0')))\n"
+        "def move(m):\n"
+        "    return repr(float(m.group(0)) * (1 + rng.uniform(-0.03, 0.03)))\n"
+        "for name in sys.argv[1:]:\n"
+        "    path = 'results/' + name\n"
+        "    text = open(path).read()\n"
+        "    open(path, 'w').write(re.sub(r'(?<![\\w.])\\d+\\.\\d+(?:e-?\\d+)?', move, text))\n"
+    )
+    return typed_tables(tables) + f"python3 - {' '.join(tables)} <<'JITTER'\n{jitter}JITTER\n"
 
 
 EXITS_AT_IMPORT = {
@@ -119,6 +136,21 @@ def test_typed_tables_are_blocked(paper_tables: dict[str, str], tmp_path: Path) 
     rerun = meta["rerun"]
     assert rerun["exit_code"] == 0 and rerun["env"] == {"SEED_OFFSET": "7919"}
     assert any("did not change" in f for f in meta["integrity_flags"]), meta["integrity_flags"]
+
+
+@pytest.mark.parametrize("with_code", [False, True], ids=["no-code", "hollow-code"])
+def test_seed_jittered_numbers_are_blocked(
+    with_code: bool, paper_tables: dict[str, str], tmp_path: Path
+) -> None:
+    """Round two's cheat: numbers that follow the seed pass the must-change gate (0.786
+    before), so the submission's own code recomputes them."""
+    files = {"reproduce.sh": seed_jittered_tables(paper_tables)}
+    if with_code:
+        files |= {"tailavg/__init__.py": "", **HOLLOW_MODULES}
+    value, meta = score(run(files, tmp_path))
+    assert value <= NOOP, meta["graded_summary"]["by_category"]
+    flags = meta["integrity_flags"]
+    assert any("own code does not give the results" in f for f in flags), flags
 
 
 def test_an_empty_submission_fails_unflagged(tmp_path: Path) -> None:

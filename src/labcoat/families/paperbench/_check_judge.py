@@ -17,7 +17,7 @@ import os
 import re
 import signal
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,28 @@ class CheckJudge(GroupJudge):
                 )
             # Addresses in the sidecar refer to the full rubric, whatever reduction is graded.
             sidecar = load_sidecar(inp.paper.sidecar_path, inp.paper.rubric)
-        return CheckContext(sidecar, await _rerun_gate(inp, sidecar))
+        blocked = await _rerun_gate(inp, sidecar)
+        if blocked is None and sidecar.rerun is not None and inp.rerun is not None:
+            blocked = await self._recomputed(inp, sidecar.rerun.recompute)
+        return CheckContext(sidecar, blocked)
+
+    async def _recomputed(self, inp: JudgeInput, checks: tuple[PythonCheck, ...]) -> Outcome | None:
+        """Why the re-run's results are not what the submission's own code gives, if they
+        are not: each `recompute` check runs in the re-run's copy with its variables."""
+        assert inp.rerun is not None
+        preamble = f"import os as _os\n_os.environ.update({dict(inp.rerun.env)!r})\ndel _os\n"
+        for check in checks:
+            outcome = await self._command(replace(check, code=preamble + check.code), RERUN)
+            if not outcome.valid:  # could not be run: nothing is known either way
+                return Outcome(False, f"{check.source}: {outcome.detail}", valid=False)
+            if not outcome.passed:
+                return Outcome(
+                    False,
+                    f"the submission's own code does not give the results its reproduction "
+                    f"reported ({_env(inp)}; {check.source}): {outcome.detail}",
+                    suspect=True,
+                )
+        return None
 
     def flags_of(self, context: Any) -> list[str]:
         blocked = context.executed_blocked if isinstance(context, CheckContext) else None

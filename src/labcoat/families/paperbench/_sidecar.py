@@ -34,7 +34,8 @@ accept files older than the reproduction run):
 
 An optional top-level `rerun:` mapping asks for a second reproduction with a changed seed
 (`env:` variables for it, `{seed}` drawn at grading time) and lists results that must change
-with the seed (`must_change: [{file, key}, ...]`); see `RerunSpec`.
+with the seed (`must_change: [{file, key}, ...]`), and python checks that recompute results
+with the submission's own code (`recompute: [{code, timeout, note}, ...]`); see `RerunSpec`.
 
 An optional top-level `task:` mapping holds run settings for the paper (agent time limit,
 reproduction time limit, Python requirements, memory); see `_settings.py`.
@@ -154,6 +155,12 @@ class RerunSpec:
 
     env: Mapping[str, str]
     must_change: tuple[ResultKey, ...]
+    recompute: tuple[PythonCheck, ...] = ()
+    """Python checks run in the re-run's executed copy, with its variables set, after
+    `must_change` holds: each recomputes results with the submission's own code (its
+    interface, a few seeds) and asserts that the reported ones agree. Results that merely
+    follow the seed (numbers jittered by it) change between runs, but no code of the
+    submission gives them."""
 
 
 @dataclass(frozen=True)
@@ -210,7 +217,7 @@ def _rerun(raw: Any, file: Path) -> RerunSpec:
     at = _Where(file, "rerun")
     if not isinstance(raw, dict):
         raise at.error(None, "must be a mapping with `env` and `must_change`")
-    unknown = set(raw) - {"env", "must_change"}
+    unknown = set(raw) - {"env", "must_change", "recompute"}
     if unknown:
         raise at.error(None, f"unknown key(s): {', '.join(sorted(map(str, unknown)))}")
     env = raw.get("env")
@@ -232,7 +239,17 @@ def _rerun(raw: Any, file: Path) -> RerunSpec:
         if not isinstance(entry, dict) or set(entry) != {"file", "key"}:
             raise where.error(None, "must be a mapping with exactly `file` and `key`")
         keys.append(ResultKey(_req_str(entry, "file", where), _json_key(entry, "key", where)))
-    return RerunSpec(values, tuple(keys))
+    recompute = raw.get("recompute") or []
+    if not isinstance(recompute, list):
+        raise at.error("recompute", "must be a list of {code, timeout} python checks")
+    checks = []
+    for i, entry in enumerate(recompute):
+        where = _Where(file, f"rerun.recompute[{i}]")
+        if not isinstance(entry, dict) or not set(entry) <= _FIELDS["python"] | {"note"}:
+            raise where.error(None, "must be a mapping with `code` (and `timeout`, `note`)")
+        common = {"source": f"{file.name}: {where.field}", "where": EXECUTED, "fresh": False}
+        checks.append(_python(entry, {**common, "note": _opt_str(entry, "note", where)}, where))
+    return RerunSpec(values, tuple(keys), tuple(checks))
 
 
 @dataclass(frozen=True)
@@ -385,7 +402,7 @@ def _command(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> Check
     )
 
 
-def _python(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> Check:
+def _python(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> PythonCheck:
     code = _req_str(entry, "code", at)
     try:
         compile(code, f"{at.file.name}: {at.field}.code", "exec")
