@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+from labcoat._util.limits import MAX_YAML_BYTES
 from labcoat.suites import SUITES_DIR
 
 MINI = SUITES_DIR / "mini"
@@ -36,6 +37,20 @@ def _zero_weights(path: Path) -> None:
     for child in tree["sub_tasks"]:
         zero(child)
     path.write_text(json.dumps(tree))
+
+
+def _deep_rubric(depth: int) -> str:
+    """A rubric tree `depth` nodes deep (one leaf at the bottom), as JSON text."""
+    leaf = '{"id": "leaf", "requirements": "r", "weight": 1, "sub_tasks": [], '
+    leaf += '"task_category": "Code Development"}'
+    head = '{"id": "n", "requirements": "r", "weight": 1, "task_category": null, "sub_tasks": ['
+    return head * depth + leaf + "]}" * depth
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
 
 
 def build_broken_tasks(root: Path) -> dict[str, Path]:
@@ -93,6 +108,59 @@ def build_broken_tasks(root: Path) -> dict[str, Path]:
         family("rg_sidecar_not_utf8", "researchgym") / "researchgym/ts-attribution/labcoat.yaml",
         NOT_UTF8,
     )
+    # bounds: sizes and nesting of task data
+    (family("pb_rubric_deep", "paperbench") / PB_PAPER / "rubric.json").write_text(
+        _deep_rubric(3000)
+    )
+    _append(
+        family("pb_config_huge", "paperbench") / PB_PAPER / "config.yaml",
+        b"# " + b"x" * MAX_YAML_BYTES + b"\n",
+    )
+    (family("rb_manifest_huge", "rebench") / "rebench/prefix_sum/manifest.yaml").write_bytes(
+        b"# " + b"x" * MAX_YAML_BYTES + b"\n"
+    )
+    _append(
+        family("rb_sidecar_deep", "rebench") / "rebench/prefix_sum/labcoat.yaml",
+        b"deep: " + b"[" * 3000 + b"]" * 3000 + b"\n",
+    )
+    laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
+    )
+    _append(
+        family("rb_sidecar_aliases", "rebench") / "rebench/prefix_sum/labcoat.yaml", laughs.encode()
+    )
+    # ids are plain text and said once; paper texts are text
+    _append(family("pb_config_dup_id", "paperbench") / PB_PAPER / "config.yaml", b"id: renamed\n")
+    (family("pb_id_newline", "paperbench") / PB_PAPER / "config.yaml").write_text(
+        'id: "tail-averaged\\nsgd"\ntitle: T\n'
+    )
+    (family("pb_id_bidi", "paperbench") / PB_PAPER / "config.yaml").write_text(
+        'id: "tail-\\u202Edegareva"\ntitle: T\n'
+    )
+    _append(family("pb_paper_not_utf8", "paperbench") / PB_PAPER / "paper.md", NOT_UTF8)
+    rcb_papers = "researchcodebench/pset/papers.yaml"
+    _replace(
+        family("rcb_papers_dup_key", "researchcodebench") / rcb_papers,
+        "- id: adaptive-huber\n",
+        "- id: adaptive-huber\n  id: renamed\n",
+    )
+    _replace(
+        family("rcb_id_control", "researchcodebench") / rcb_papers,
+        "- id: adaptive-huber\n",
+        '- id: "adaptive\\ahuber"\n',
+    )
+    _replace(
+        family("rb_task_newline", "rebench") / "rebench/prefix_sum/labcoat.yaml",
+        "\n  main:\n",
+        '\n  "ma\\nin":\n',
+    )
+    _replace(
+        family("rg_sota_below_baseline", "researchgym") / "researchgym/ts-attribution/labcoat.yaml",
+        "sota: 0.7569",
+        "sota: 0.5",
+    )
+    rg = family("rg_folder_bidi", "researchgym") / "researchgym"
+    (rg / "ts-attribution").rename(rg / "ts-\u202enoitubirtta")
     # not task folders at all
     (root / "empty").mkdir()
     out["empty"] = root / "empty"
@@ -149,6 +217,8 @@ def build_bad_files(root: Path) -> dict[str, Path]:
     write("notes.txt", "hello\n")
     write("rubric_not_utf8.json", NOT_UTF8)
     write("rubric_bad.json", json.dumps({"id": "r", "weight": 1}))
+    write("secrets_binary.env", b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe\x00\x03\n")
+    write("secrets_bad.env", "API_KEY=abc\nthis is not a KEY=VALUE line\n")
     (root / "a_folder").mkdir()
     out["a_folder"] = root / "a_folder"
     (root / "no_trees").mkdir()

@@ -23,6 +23,7 @@ from cli_runner import run_cli_captured
 
 from cli._corpus import MINI, build_bad_files, build_bad_logs, build_broken_tasks
 from labcoat._run._logdir import log_dir_lock
+from labcoat._util.limits import MAX_LINE
 
 CASE_TIMEOUT_S = 120  # generous: the machine may be shared; an error path takes seconds
 
@@ -166,6 +167,43 @@ CASES = [
     c("data-eval-rg-description-not-utf8", "eval", "{rg_description_not_utf8}", "--agent", "oracle", "--log-dir", "{tmp}/logs", says=("task_description.md", "not UTF-8")),
     c("data-check-pb-zero-weights", "check", "{pb_zero_weights}", "--no-build", "--json", says="weight 0", code=2),
     c("data-validate-rb-no-oracle-files", "validate", "{rb_no_oracle_files}", "--task", "fix_embedding", "--json", "--log-dir", "{tmp}/v", says="oracle.files", code=1),
+    # --- bounds on task data: size, nesting, aliases (docs/cli.md, "Limits on input")
+    c("data-pb-rubric-deep", "list", "{pb_rubric_deep}", says=("rubric.json", "nested more than 100")),
+    c("data-pb-config-huge", "list", "{pb_config_huge}", says=("config.yaml", "larger than 1 MB")),
+    c("data-rb-manifest-huge", "list", "{rb_manifest_huge}", says=("manifest.yaml", "larger than 1 MB")),
+    c("data-rb-sidecar-deep", "list", "{rb_sidecar_deep}", says=("labcoat.yaml", "nested more than 100")),
+    c("data-rb-sidecar-aliases", "list", "{rb_sidecar_aliases}", says=("labcoat.yaml", "aliases")),
+    c("rubric-stats-deep", "rubric", "stats", "{pb_rubric_deep}/paperbench", says=("rubric.json", "nested")),
+    # --- ids are plain text, given once; texts are text; scales point the right way
+    c("data-pb-config-duplicate-id", "list", "{pb_config_dup_id}", says=("config.yaml", "duplicate key 'id'")),
+    c("data-rcb-papers-duplicate-key", "list", "{rcb_papers_dup_key}", says=("papers.yaml", "duplicate key 'id'")),
+    c("data-pb-id-newline", "list", "{pb_id_newline}", says=("config.yaml: id:", "U+000A")),
+    c("data-pb-id-bidi", "list", "{pb_id_bidi}", says=("config.yaml: id:", "U+202E RIGHT-TO-LEFT OVERRIDE")),
+    c("data-rcb-id-control", "list", "{rcb_id_control}", says=("papers.yaml: [0].id:", "U+0007")),
+    c("data-rb-task-name-newline", "list", "{rb_task_newline}", says=("labcoat.yaml: tasks:", "U+000A")),
+    c("data-rg-folder-bidi", "list", "{rg_folder_bidi}", says=("id:", "U+202E", "\\u202e")),
+    c("data-pb-paper-not-utf8", "list", "{pb_paper_not_utf8}", says=("paper.md", "not UTF-8")),
+    c("data-rg-sota-below-baseline", "list", "{rg_sota_below_baseline}", says=("labcoat.yaml: primary", "does not beat baseline")),
+    c("secrets-binary", *ORACLE, "--secrets", "{secrets_binary_env}", says=("secrets_binary.env: line 1", "not UTF-8")),
+    c("secrets-not-key-value", *ORACLE, "--secrets", "{secrets_bad_env}", says=("secrets_bad.env: line 2", "KEY=VALUE")),
+    # --- bounds on the run and on what an error line quotes
+    c("epochs-huge", *ORACLE, "--epochs", "1000000", says=("--epochs 1000000", "LABCOAT_MAX_RUN_SAMPLES")),
+    c("epochs-times-samples", *ORACLE, "--epochs", "2", says=("--epochs 2", "14 samples"), LABCOAT_MAX_RUN_SAMPLES="10"),
+    c("T-huge-value", *RCB, "-T", "timeout=" + "9x" * 50_000, says=("-T timeout=", "…")),
+    c("T-huge-words", *RCB, "-T", "mode=" + "a " * 50_000, says=("mode", " … ")),
+    c("log-dir-name-too-long", *ORACLE, "--log-dir", "{tmp}/" + "d" * 300, says=("--log-dir", "too long")),
+    c("log-dir-past-path-max", *ORACLE, "--log-dir", "{tmp}/" + "/".join(["d" * 200] * 25), says=("--log-dir", "…")),
+    # --- environment variables labcoat parses: the variable and what it takes
+    c("env-operation-timeout", *ORACLE, says=("LABCOAT_TASK_OPERATION_TIMEOUT='abc'", "seconds > 0"), LABCOAT_TASK_OPERATION_TIMEOUT="abc"),
+    c("env-operation-timeout-negative", "list", "mini", says="LABCOAT_TASK_OPERATION_TIMEOUT", LABCOAT_TASK_OPERATION_TIMEOUT="-5"),
+    c("env-build-timeout", *ORACLE, says=("LABCOAT_ENV_BUILD_TIMEOUT", "whole number"), LABCOAT_ENV_BUILD_TIMEOUT="1h"),
+    c("env-sandbox-disk", *ORACLE, says=("LABCOAT_SANDBOX_DISK='garbage'", "auto, loop, watch, off"), LABCOAT_SANDBOX_DISK="garbage"),
+    c("env-gpus", "list", "mini", says=("LABCOAT_GPUS", "0 for none"), LABCOAT_GPUS="two"),
+    c("env-max-run-samples", *ORACLE, says=("LABCOAT_MAX_RUN_SAMPLES", "whole number"), LABCOAT_MAX_RUN_SAMPLES="0"),
+    c("env-keep-sandboxes", "list", "mini", says=("LABCOAT_KEEP_SANDBOXES", "1 or 0"), LABCOAT_KEEP_SANDBOXES="yes"),
+    c("env-cgroups", "check", "mini", "--no-build", says=("LABCOAT_SANDBOX_CGROUPS", "1 or 0"), LABCOAT_SANDBOX_CGROUPS="off"),
+    c("env-search-provider", *SCRIPTED, says=("LABCOAT_SEARCH_PROVIDER", "tavily"), LABCOAT_SEARCH_PROVIDER="bing"),
+    c("env-huge-value", "list", "mini", says=("LABCOAT_GPUS", "…"), LABCOAT_GPUS="7" * 100_000),
     # --- validate and check options
     c("validate-max-samples-zero", "validate", "mini", "--max-samples", "0", says="--max-samples"),
     c("validate-missing", "validate", "{tmp}/nowhere", says="nowhere"),
@@ -280,6 +318,7 @@ def test_bad_input_is_one_line_and_exit_2(case: Case, paths, tmp_path, capsys, m
         assert lines and not others, f"expected one line on stderr, got:\n{err}"
         message = lines[-1]
         assert message.startswith("labcoat: error: "), message
+        assert len(message) <= MAX_LINE + len("labcoat: "), f"{len(message)} characters"
     else:  # the others run; the broken task is reported with its reason, as JSON
         assert json.loads(out), out
         message = out

@@ -137,7 +137,7 @@ def test_missing_paper_text_and_test_script(pset: Path):
 
 def test_not_yaml_or_not_a_list(pset: Path):
     (pset / "papers.yaml").write_text("- id: a\n  title: [unclosed\n")
-    assert "not valid YAML at line" in error_of(pset)
+    assert "papers.yaml: line 3, column 1: not valid YAML" in error_of(pset)
     (pset / "papers.yaml").write_text("id: a\n")
     assert error_of(pset).endswith("expected a non-empty list of papers")
 

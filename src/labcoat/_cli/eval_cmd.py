@@ -22,6 +22,7 @@ from labcoat._cli._options import (
 )
 from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._output import stdout_to_stderr
+from labcoat._cli._run_size import check_run_samples
 from labcoat._cli._tables import print_results
 from labcoat._errors import LabcoatError
 from labcoat._run._execute import RunOptions, check_run_options, run_entries
@@ -115,6 +116,7 @@ def command(
 ) -> None:
     """Run agents on the tasks in TARGET; re-running the same command resumes it."""
     check_agent_name(agent)
+    check_run_samples(1, epochs or 1)  # before anything is discovered: --epochs 10**9
     if search_provider:
         previous = os.environ.get(PROVIDER_ENV)
         os.environ[PROVIDER_ENV] = search_provider  # read by the agent in this process only
@@ -135,6 +137,7 @@ def command(
     family_args = parse_task_args(task_arg, family)
     with_secrets(family_args, secrets_file)
     entries = selected_entries(target, list(task_ids), family, family_args, runnable=True)
+    check_run_samples(sum(e.samples for e in entries if not e.problem), epochs or 1)
     if idea_hint:
         family_args.setdefault("researchgym", {})["idea_hint"] = True
     options = RunOptions(

@@ -12,6 +12,7 @@ from labcoat._cli._options import secrets_option, with_secrets
 from labcoat._cli._output import print_table
 from labcoat._errors import LabcoatError
 from labcoat._run._tasks import NO_TASKS
+from labcoat._util.names import error_line
 from labcoat.families import discover, family_names, select
 from labcoat.families.rebench import without_image_builds
 from labcoat.suites import resolve_target
@@ -57,6 +58,7 @@ def command(target: str, family: str | None, secrets_file: str | None, as_json: 
                 table.add_row(*row)
         print_table(table)
     for e in broken:
-        click.echo(f"labcoat: error: {e.family} task {e.id}: {e.problem}", err=True)
+        line = error_line(f"{e.family} task {e.id}: {e.problem}")
+        click.echo(f"labcoat: error: {line}", err=True)
     # the others are listed; the exit code says that some of TARGET is broken
     sys.exit(2 if broken else 0)

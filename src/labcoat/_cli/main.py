@@ -1,9 +1,10 @@
 """The `labcoat` command. Each subcommand lives in its own module, imported when used.
 
 The error contract, for every command: a problem in the user's input (an option, a file,
-task data) is one line on stderr naming what is wrong, and exit code 2; an interrupt
-(Ctrl-C, SIGTERM) says so and exits 130 (143 for SIGTERM); anything unexpected is one
-line and exit 1. Tracebacks only with `--debug` (or LABCOAT_DEBUG=1).
+task data, a LABCOAT_* variable, a full disk or a read-only folder) is one line on stderr
+naming what is wrong, and exit code 2; an interrupt (Ctrl-C, SIGTERM) says so and exits
+130 (143 for SIGTERM); anything unexpected is one line and exit 1. Tracebacks only with
+`--debug` (or LABCOAT_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from typing import Any
 
 import click
 
-from labcoat._errors import Interrupted, LabcoatError, one_line
+from labcoat._cli._oserror import user_os_error
+from labcoat._errors import Interrupted, LabcoatError
+from labcoat._util.env import check_environment
+from labcoat._util.names import error_line
 from labcoat._version import __version__
 
 # name -> (module defining a click command named `command`, one-line help). The help is
@@ -60,6 +64,7 @@ class LazyGroup(click.Group):
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 def cli(debug: bool) -> None:
     """Measure how well AI agents do real AI research."""
+    check_environment()  # a LABCOAT_* variable it cannot use: one line now, not mid-run
 
 
 def _say(message: str) -> None:
@@ -113,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     def fail(message: str, code: int) -> None:
         if debug:
             traceback.print_exc()
-        _say(one_line(message))
+        _say(error_line(message))
         sys.exit(code)
 
     try:
@@ -142,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as ex:
         from inspect_ai._util.error import PrerequisiteError
 
+        if isinstance(ex, OSError) and (line := user_os_error(ex)):
+            fail(f"error: {line}", EXIT_USAGE)  # a full disk, a read-only folder: the user's
         if isinstance(ex, PrerequisiteError):  # Inspect: a missing package, key or setting
             fail(f"error: {ex.message}", EXIT_USAGE)
         fail(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import fcntl
 import os
 import tempfile
@@ -15,6 +16,8 @@ from pathlib import Path
 from labcoat._errors import LabcoatError
 
 LOCK_NAME = ".labcoat.lock"
+FULL_BYTES = 1024 * 1024
+"""A log folder's disk with less room than this is full (a log write failed on it)."""
 
 
 def is_remote(log_dir: str) -> bool:
@@ -26,9 +29,9 @@ def prepare_log_dir(log_dir: str, option: str = "--log-dir") -> Path | None:
     if is_remote(log_dir):
         return None
     path = Path(log_dir).expanduser()
-    if path.exists() and not path.is_dir():
-        raise LabcoatError(f"{option} {log_dir}: is a file, not a folder")
     try:
+        if path.exists() and not path.is_dir():
+            raise LabcoatError(f"{option} {log_dir}: is a file, not a folder")
         path.mkdir(parents=True, exist_ok=True)
     except OSError as ex:
         raise LabcoatError(f"{option} {log_dir}: cannot create it ({ex.strerror})") from None
@@ -38,6 +41,16 @@ def prepare_log_dir(log_dir: str, option: str = "--log-dir") -> Path | None:
     except OSError as ex:
         raise LabcoatError(f"{option} {log_dir}: cannot write there ({ex.strerror})") from None
     return path
+
+
+def _full(path: Path) -> bool:
+    """Whether the disk holding `path` has (next to) no room left, or cannot say."""
+    try:
+        usage = os.statvfs(path)
+    except OSError:
+        return True
+    no_inodes = usage.f_files > 0 and usage.f_favail == 0
+    return usage.f_bavail * usage.f_frsize < FULL_BYTES or no_inodes
 
 
 @contextlib.contextmanager
@@ -67,6 +80,13 @@ def log_dir_lock(log_dir: str, option: str = "--log-dir") -> Iterator[None]:
         os.pwrite(fd, f"pid {os.getpid()}, since {now}".encode(), 0)
         try:
             yield
+        except OSError as ex:
+            if ex.errno in (errno.ENOSPC, errno.EDQUOT) and _full(path):
+                raise LabcoatError(
+                    f"{option} {log_dir}: no space left on its disk ({ex.strerror}); free some "
+                    f"space or give the run another {option}, and run it again to finish"
+                ) from ex
+            raise
         finally:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)

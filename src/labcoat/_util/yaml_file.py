@@ -9,18 +9,50 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from labcoat._errors import TaskDataError
+from labcoat._util.limits import MAX_NESTING, MAX_YAML_BYTES, check_nesting
 from labcoat._util.text_file import read_text
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def read_yaml(path: Path) -> Any:
-    """The YAML document in `path`; any problem is one TaskDataError line."""
-    text = read_text(path)
+class _Loader(yaml.SafeLoader):
+    """yaml.safe_load's loader, refusing a key repeated in one mapping (PyYAML keeps the
+    last, so `id: a` then `id: b` would silently rename a paper)."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = self.construct_object(key_node)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        problem=f"duplicate key {key!r} "
+                        f"(also on line {seen[key].start_mark.line + 1})",
+                        problem_mark=key_node.start_mark,
+                    )
+                seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """The YAML document `text` read from `path`; any problem is one TaskDataError line:
+    bad syntax, a repeated key, nesting deeper than MAX_NESTING, aliases that expand to
+    too much."""
     try:
-        return yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
     except yaml.YAMLError as ex:
         raise yaml_error(path, ex) from None
+    except RecursionError:
+        raise TaskDataError(path, None, f"nested more than {MAX_NESTING} levels deep") from None
+    check_nesting(data, path)
+    return data
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in `path`; any problem is one TaskDataError line."""
+    return parse_yaml(read_text(path, MAX_YAML_BYTES), path)
 
 
 def yaml_error(path: Path, ex: yaml.YAMLError) -> TaskDataError:

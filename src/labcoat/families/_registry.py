@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from labcoat._errors import LabcoatError
+from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.names import check_name, shown, unsafe_character
 from labcoat.families._entry import TaskEntry
 
 # name -> module that defines `discover(root) -> list[TaskEntry]` and an Inspect @task
@@ -46,17 +47,31 @@ def discover(root: Path, families: Iterable[str] | None = None) -> list[TaskEntr
         nested = root / name
         folder = nested if nested.is_dir() else root
         try:
-            entries.extend(module.discover(folder))
+            entries.extend(_plain_id(e) for e in module.discover(folder))
         except LabcoatError as ex:
             # this family's data is broken as a whole: say so, and list the others
             entries.append(broken_entry(name, folder, str(ex)))
     return entries
 
 
+def _plain_id(entry: TaskEntry) -> TaskEntry:
+    """An entry whose id is not plain text (a newline, a bidi control; the family's loader
+    names the file where it can) is broken, shown with the character escaped."""
+    if unsafe_character(entry.id) is None:
+        return entry
+    problem = entry.problem
+    if problem is None:
+        try:
+            check_name(entry.id, shown(str(entry.path)), "id", "a task id")
+        except TaskDataError as ex:
+            problem = str(ex)
+    return broken_entry(entry.family, entry.path, problem or "", task_id=shown(entry.id))
+
+
 def broken_entry(family: str, path: Path, problem: str, task_id: str | None = None) -> TaskEntry:
     """An entry for a task (or a family folder) whose files cannot be loaded."""
     return TaskEntry(
-        id=task_id or path.name,
+        id=shown(task_id or path.name),
         family=family,
         title="(cannot be loaded)",
         samples=0,

@@ -16,6 +16,7 @@ from typing import TypeVar
 import anyio
 
 from labcoat._errors import LabcoatError
+from labcoat._util.env import env_value
 from labcoat.sandbox._config import Bind, BwrapConfig
 from labcoat.sandbox._layout import cache_dir, privileged
 from labcoat.sandbox._paths import PIP_CACHE_MOUNT
@@ -52,7 +53,7 @@ class BuildFailed(EnvironmentBuildError):
 
 def build_timeout() -> int:
     """Seconds one build command may take."""
-    return int(os.environ.get(BUILD_TIMEOUT_ENV, DEFAULT_BUILD_TIMEOUT))
+    return int(env_value(BUILD_TIMEOUT_ENV, DEFAULT_BUILD_TIMEOUT))
 
 
 # --- one build per key -------------------------------------------------------------------

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labcoat._util.env import env_value
+
 logger = logging.getLogger(__name__)
 
 DISK_ENV = "LABCOAT_SANDBOX_DISK"
@@ -49,10 +51,7 @@ _loop_broken: str | None = None
 
 
 def disk_mode() -> str:
-    mode = os.environ.get(DISK_ENV, "auto").strip().lower() or "auto"
-    if mode not in MECHANISMS:
-        raise ValueError(f"{DISK_ENV} must be one of {', '.join(MECHANISMS)}, not {mode!r}")
-    return mode
+    return str(env_value(DISK_ENV, "auto"))  # one of MECHANISMS
 
 
 def allocated_bytes(root: Path) -> int:

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from labcoat._errors import LabcoatError, TaskDataError
-from labcoat._util.lfs import LFS_POINTERS, LfsPointerError, read_content, require_content
+from labcoat._util.lfs import (
+    LFS_POINTERS,
+    LfsPointerError,
+    is_lfs_pointer,
+    read_content,
+    require_content,
+)
+from labcoat._util.names import check_name
+from labcoat._util.text_file import read_text
 from labcoat._util.yaml_file import read_yaml
 from labcoat.families._entry import TaskEntry
 from labcoat.families._registry import broken_entry
@@ -20,6 +28,7 @@ from labcoat.families.paperbench._settings import load_settings
 from labcoat.families.paperbench._sidecar import load_sidecar
 
 FAMILY = "paperbench"
+TEXT_FILES = ("paper.md", "addendum.md", "judge.addendum.md")
 
 
 def is_paper_dir(path: Path) -> bool:
@@ -41,6 +50,7 @@ def load_paper(path: str | Path) -> Paper:
     paper_id = config.get("id")
     if not isinstance(paper_id, str) or not paper_id.strip():
         raise TaskDataError(config_file, "id", f"must be a non-empty string, got {paper_id!r}")
+    check_name(paper_id, config_file, "id")
     title = config.get("title", paper_id)
     if not isinstance(title, str):
         raise TaskDataError(config_file, "title", f"must be a string, got {title!r}")
@@ -166,6 +176,12 @@ def require_paper_text(paper: Paper) -> None:
         raise TaskDataError(
             paper.path / "paper.md", None, "file not found (the agent needs paper.md or paper.pdf)"
         )
+    # the judge reads these: UTF-8 text of a sane size (a Git LFS pointer is reported
+    # last, by require_content)
+    for name in TEXT_FILES:
+        text = paper.path / name
+        if text.is_file() and not is_lfs_pointer(text):
+            read_text(text)
 
 
 def check_paper(paper: Paper) -> None:

@@ -7,15 +7,14 @@ always unique, so nodes are addressed by their *path*: the child indices from th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from labcoat._errors import TaskDataError
+from labcoat._util.json_file import read_json as read_json_file
 from labcoat._util.lfs import require_content
-from labcoat._util.text_file import read_text
 
 CODE_DEVELOPMENT = "Code Development"
 CODE_EXECUTION = "Code Execution"
@@ -167,11 +166,7 @@ def parse_tree(data: Any, file: str | Path, cls: type[N], extra: ExtraFields | N
 def read_json(file: str | Path) -> Any:
     path = Path(file)
     require_content([path])  # a Git LFS pointer is not JSON: say what it is
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as ex:
-        raise TaskDataError(path, None, f"invalid JSON at line {ex.lineno}: {ex.msg}") from None
+    return read_json_file(path)
 
 
 def node_field(path: NodePath, name: str) -> str:

@@ -14,7 +14,6 @@ the Python environment as the family's image (`labcoat.sandbox.ImageSpec`).
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -22,6 +21,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from labcoat._errors import TaskDataError
+from labcoat._util.json_file import read_json
 from labcoat._util.yaml_file import field_path
 from labcoat.families.rebench import _driver
 from labcoat.sandbox import BUILD_CONTEXT, ImageSpec, ImageStep, PythonEnv, SystemSpec
@@ -95,10 +95,7 @@ def load_build_steps(family_dir: Path) -> list[FileStep | ShellStep]:
     path = family_dir / BUILD_STEPS
     if not path.exists():
         return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as ex:
-        raise TaskDataError(path, None, f"not valid JSON: {ex}") from None
+    data = read_json(path)
     try:
         steps = _STEPS.validate_python(data)
     except ValidationError as ex:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.env import env_value
 from labcoat._util.lfs import require_content
 from labcoat.families.rebench import _driver
 from labcoat.families.rebench._build import (
@@ -48,7 +48,7 @@ def operation_timeout(minutes: float | None = None) -> float:
     LABCOAT_TASK_OPERATION_TIMEOUT (seconds), else an hour."""
     if minutes is not None:
         return minutes * 60
-    return float(os.environ.get("LABCOAT_TASK_OPERATION_TIMEOUT") or DEFAULT_OPERATION_TIMEOUT)
+    return float(env_value("LABCOAT_TASK_OPERATION_TIMEOUT", DEFAULT_OPERATION_TIMEOUT))
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,17 @@ the agent's sandbox or the log.
 from __future__ import annotations
 
 import ast
+import io
 import os
 from pathlib import Path
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.text_file import read_bytes
+
+MAX_SECRETS_BYTES = 1024 * 1024
 
 # the secrets file named on this run's command line (or by the task's `secrets` argument)
 _files: list[Path] = []
@@ -28,7 +33,26 @@ def use_secrets_file(path: str | Path | None) -> None:
     if not file.is_file():
         raise LabcoatError(f"--secrets {path}: no such file")
     if file not in _files:
+        check_secrets_file(Path(path).expanduser())  # named as given
         _files.append(file)
+
+
+def check_secrets_file(file: Path) -> None:
+    """`file` is a `.env` file: text, each statement `KEY=VALUE` (or `export KEY=VALUE`, a
+    comment, a blank line); else a TaskDataError naming the file and the line."""
+    data = read_bytes(file, MAX_SECRETS_BYTES)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as ex:
+        line = data.count(b"\n", 0, ex.start) + 1
+        raise TaskDataError(
+            file, f"line {line}", "not UTF-8 text (a secrets file holds KEY=VALUE lines)"
+        ) from None
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error:
+            raise TaskDataError(
+                file, f"line {binding.original.line}", "expected KEY=VALUE (a .env file)"
+            )
 
 
 def _file_values() -> dict[str, str]:

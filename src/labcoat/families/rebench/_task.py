@@ -22,6 +22,7 @@ from inspect_ai.util import sandbox, store
 
 from labcoat._errors import LabcoatError, one_line
 from labcoat._util.lfs import LfsPointerError
+from labcoat._util.names import check_name
 from labcoat._util.sync import run_sync
 from labcoat.agents import agent_solver
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM, TaskEntry, ValidationThresholds
@@ -229,6 +230,9 @@ def _family_entries(
     family: TaskFamilyDir, listing: dict[str, Any] | LabcoatError | None, may_build: bool
 ) -> list[TaskEntry]:
     names, source = _names_from_files(family) or _names_from_code(family, listing, may_build)
+    listed_in = family.path / source if source in (SIDECAR, MANIFEST) else family.module
+    for name in names:  # a task's name goes into its id: plain text only
+        check_name(name, listed_in, "tasks" if source in (SIDECAR, MANIFEST) else source)
     sidecar = family.sidecar
     system = family.system
     entries = []

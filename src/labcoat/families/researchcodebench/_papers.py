@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from labcoat._errors import TaskDataError
+from labcoat._util.names import check_name
 from labcoat._util.text_file import read_text
+from labcoat._util.yaml_file import read_yaml
 from labcoat.families.researchcodebench._snippets import AnnotatedFile, parse_annotated_file
 
 PAPERS_YAML = "papers.yaml"
@@ -98,12 +98,7 @@ def load_papers(root: Path) -> list[Paper]:
     if pset is None:
         raise TaskDataError(root / PAPERS_YAML, None, "not found (nor under pset/)")
     yaml_path = pset / PAPERS_YAML
-    try:
-        data = yaml.safe_load(read_text(yaml_path))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise TaskDataError(yaml_path, None, f"not valid YAML{where}") from exc
+    data = read_yaml(yaml_path)
     if not isinstance(data, list) or not data:
         raise TaskDataError(yaml_path, None, "expected a non-empty list of papers")
 
@@ -130,6 +125,7 @@ def _load_entry(yaml_path: Path, pset: Path, index: int, entry: Any) -> Paper:
     paper_id = entry.get("id")
     if not isinstance(paper_id, str) or not paper_id.strip():
         raise error("id", "missing or not a string")
+    check_name(paper_id, yaml_path, f"[{index}].id")
     if "/" in paper_id or "\\" in paper_id or paper_id in (".", ".."):
         raise error("id", f"{paper_id!r} is not a folder name")
     title = entry.get("title")

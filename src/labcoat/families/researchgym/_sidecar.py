@@ -223,6 +223,13 @@ class PrimaryMetric(StrictModel):
                 f"higher_is_better is {self.higher_is_better} but sota ({self.sota}) is "
                 f"{'below' if self.higher_is_better else 'above'} zero ({zero})"
             )
+        if self.baseline is not None and (
+            self.sota <= self.baseline if self.higher_is_better else self.sota >= self.baseline
+        ):
+            raise ValueError(
+                f"sota ({self.sota}) does not beat baseline ({self.baseline}), and "
+                f"{'higher' if self.higher_is_better else 'lower'} is better"
+            )
         return self
 
     @property
