@@ -376,6 +376,7 @@ class GradingPool:
                     "test_main": _TEST_MAIN,
                     "watch": watch.__dict__ if watch else None,
                     "output_limit": OUTPUT_LIMIT,
+                    "modules": entry.modules,
                 }
                 data = None
                 if slot in entry.zygotes:

@@ -145,6 +145,7 @@ def _test_config(req, run_dir, nonce_r, report_w):
         "report_fd": report_w,
         "cpu_seconds": req["cpu_seconds"],
         "threads": req["slot"]["threads"],
+        "modules": req.get("modules") or [],
     }
 
 

@@ -35,6 +35,25 @@ _INTROSPECTION = (
 )
 _FRAME_ATTRS = ("tb_frame", "gi_frame", "cr_frame", "ag_frame")
 _CTYPES = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata")
+# once the script runs: what reads the process's own memory or the harness's objects, from
+# any code that is not installed (the completion can hide where its calls come from)
+_LOCKED = (
+    "gc.get_objects",
+    "gc.get_referrers",
+    "gc.get_referents",
+    "sys._current_frames",
+    "sys.settrace",
+    "sys.setprofile",
+    "code.__new__",
+    "marshal.loads",
+    "marshal.load",
+)
+# files under /proc/<this process>/ that may be read; the rest (mem, maps, pagemap, ...)
+# give away the process's memory
+_PROC_SELF_OK = (
+    "stat", "status", "statm", "cgroup", "limits", "cmdline", "comm", "io", "sched",
+    "schedstat", "cpuset", "mountinfo", "mounts", "smaps_rollup", "oom_score_adj",
+)  # fmt: skip
 
 
 def _labcoat_install(cfg, wrapper_codes, finish_codes):
@@ -54,12 +73,53 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
     base = os.path.basename(target) if target else None
     realpath, basename, write = os.path.realpath, os.path.basename, os.write
     getframe = sys._getframe
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    installed = tuple(
+        realpath(paths[key]) + os.sep
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if paths.get(key)
+    )
+    run_dir = realpath(cfg["run_dir"]) + os.sep
+    own_codes = set()
+
+    def collect(code):
+        own_codes.add(code)
+        for const in code.co_consts:
+            if type(const) is type(code):
+                collect(const)
+
+    for function in (_labcoat_install, _labcoat_run, _labcoat_run_as_main):
+        collect(function.__code__)
+    locked = []  # one entry once the test script is about to run
+    import pathlib
+
+    path_types = (pathlib.PosixPath, pathlib.PurePosixPath)
+    with os.scandir("/") as entries:
+        dir_entry = type(next(entries, None))
+
+    def caller_name(frame):
+        return frame.f_code.co_filename if frame is not None else ""
 
     state = {"reported": False, "ran": 0, "failures": 0, "errors": 0, "skipped": 0, "ok": 0}
     outcomes = {}
     seen_flags = set()
     network = []
     busy = []
+
+    def plain(value):
+        """Text of a value made of str, bytes, int and tuples, never running its methods."""
+        kind = type(value)
+        if kind is str:
+            return value
+        if kind is bytes:
+            return value.decode("utf-8", "replace")
+        if kind is int:
+            return int.__repr__(value)
+        if kind is tuple:
+            return "(" + ", ".join(plain(v) for v in value) + ")"
+        return "<object>"
 
     def send(kind, text):
         try:
@@ -76,6 +136,7 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
         return (
             frame is not None
             and base is not None
+            and type(frame.f_code.co_filename) is str
             and frame.f_code.co_filename.endswith(base)
             and first <= frame.f_lineno <= last
             and realpath(frame.f_code.co_filename) == target
@@ -94,9 +155,104 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             frame = getframe(depth)
         except ValueError:
             return None
-        if frame is not None and frame.f_code.co_filename.endswith("inspect.py"):
+        name = frame.f_code.co_filename if frame is not None else None
+        if type(name) is str and name.endswith("inspect.py"):
             return frame.f_back
         return frame
+
+    def installed_code(code):
+        name = code.co_filename
+        if type(name) is not str:
+            return False
+        if name.startswith("<frozen "):
+            return True
+        return name.startswith(installed) and not name.startswith(run_dir)
+
+    def trusted(frame):
+        """Whether `frame` runs installed code or labcoat's own (labcoat's by identity)."""
+        return frame is None or frame.f_code in own_codes or installed_code(frame.f_code)
+
+    def trusted_origin(frame, imports=False):
+        """Whether what `frame` does comes from installed code on its own: past the
+        installed frames (ctypes' own wrappers, numpy's), the first frame is labcoat's,
+        or (`imports`) the top level of an installed module being imported (torch loading
+        its libraries with ctypes). Installed code that the paper's code called is not."""
+        while frame is not None:
+            code = frame.f_code
+            if code in own_codes:
+                return True
+            if not installed_code(code):
+                return False
+            if imports and code.co_name == "<module>":
+                return True
+            frame = frame.f_back
+        return True
+
+    def import_system(frame):
+        """Whether `frame` is the import system's own (reading a module's cached code)."""
+        name = frame.f_code.co_filename if frame is not None else None
+        return type(name) is str and name.startswith("<frozen importlib")
+
+    def proc_self_path(opened):
+        """The part after /proc/<a process or thread>/ ('' for its folder), else None."""
+        if not opened.startswith("/proc/"):
+            return None
+        first, _, part = opened[len("/proc/") :].partition("/")
+        return part if first in ("self", "thread-self") or first.isdigit() else None
+
+    def path_text(value):
+        """A path argument as text, without running code the completion could define."""
+        kind = type(value)
+        if kind is str:
+            return value
+        if kind is bytes:
+            return value.decode("utf-8", "replace")
+        if kind is int:
+            return None  # a descriptor already open
+        if kind is path_types[0] or kind is path_types[1]:
+            return str.__str__(os.fspath(value))
+        if kind is dir_entry:
+            return value.path  # a C member: a plain str
+        return False  # an object of the completion's making
+
+    def locked_open(opened, caller):
+        text = path_text(opened)
+        if text is None:
+            return
+        if text is False:  # whoever passes it on: numpy.fromfile(path) opens it too
+            where = plain(caller_name(caller))
+            flag(f"opened a file through an object of its own making ({where})")
+            return
+        resolved = realpath(text) if text.startswith("/") else text
+        for candidate in (text, resolved):
+            part = proc_self_path(candidate)
+            if part is not None and part.split("/", 1)[0] not in _PROC_SELF_OK:
+                flag(f"opened {candidate} (the process's own memory or its folder)")
+                return
+
+    def reads_memory(event, caller):
+        """Whether a locked event is the paper's code reading memory or objects: the import
+        system reads cached code with marshal, and an installed module being imported (torch)
+        loads its libraries with ctypes."""
+        if event.startswith("marshal."):
+            return not import_system(caller) and not trusted_origin(caller)
+        return not trusted_origin(caller, imports=event.startswith("ctypes."))
+
+    def on_locked(event, args):
+        caller = getframe(3)
+        if event == "open" and args:
+            locked_open(args[0], caller)
+        elif event == "compile" and len(args) > 1:
+            name = path_text(args[1])
+            spoof = type(name) is str and (
+                name.startswith(installed) or name == "<labcoat test main>"
+            )
+            if spoof and not trusted(caller):
+                flag(f"compiled code under the name of {name}")
+        elif event in _LOCKED or event.startswith("ctypes."):
+            if not reads_memory(event, caller):
+                return
+            flag(f"read the interpreter's memory or objects ({event})")
 
     def hook(event, args):
         if busy:
@@ -111,12 +267,22 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
 
     def _event(event, args):
         if event == "labcoat.flag":
-            flag(str(args[0]))
+            flag(args[0] if len(args) == 1 and type(args[0]) is str else "flagged itself")
             return
+        if event == "labcoat.lockdown":
+            caller = getframe(2)
+            if caller is not None and caller.f_code in finish_codes:
+                locked.append(1)
+            return
+        if locked:
+            on_locked(event, args)
         if event == "labcoat.outcome":
             caller = getframe(2)
             if caller is None or caller.f_code not in wrapper_codes:
                 flag("reported a test outcome to labcoat itself")
+                return
+            if len(args) != 2 or type(args[0]) is not str or type(args[1]) is not str:
+                flag("reported a malformed test outcome")
                 return
             kind, test_id = args
             outcomes.setdefault(test_id, set()).add(kind)
@@ -141,17 +307,15 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             if completion_in_stack(getframe(2)):
                 flag("tried to reach the network")
             elif not network:
-                where = str(args[1] if event == "socket.connect" else args[0])[:80]
+                where = plain(args[1] if event == "socket.connect" else args[0])[:80]
                 network.append(where)
                 send("NETWORK", f"{event} {where}")
             return
         if watch is None:
             return
         if event == "open":
-            opened = args[0]
-            if isinstance(opened, bytes):
-                opened = opened.decode("utf-8", "replace")
-            if not isinstance(opened, str):
+            opened = path_text(args[0])
+            if type(opened) is not str:
                 return
             name = basename(opened)
             answers = name == script_name or name.endswith("_ref.py")
@@ -166,21 +330,25 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             ):
                 flag(f"imported {module}")
         elif event == "compile":
-            filename = args[1] if len(args) > 1 else None
-            if isinstance(filename, bytes):
-                filename = filename.decode("utf-8", "replace")
-            named = isinstance(filename, str) and basename(filename) == script_name
+            filename = path_text(args[1]) if len(args) > 1 else None
+            named = type(filename) is str and basename(filename) == script_name
             if named and completion_in_stack(getframe(2)):
                 flag(f"compiled code under the name of {script_name}")
         elif event in _INTROSPECTION:
             if on_completion(direct_caller(3)):
                 flag(f"inspected the interpreter's internals ({event})")
-        elif event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRS:
+        elif event == "object.__getattr__" and len(args) > 1 and plain(args[1]) in _FRAME_ATTRS:
             if on_completion(direct_caller(3)):
                 flag(f"inspected the interpreter's internals ({args[1]})")
         elif event in _CTYPES and completion_in_stack(getframe(2)):
             flag(f"used ctypes ({event})")
 
+    try:  # no other process (of this user) may read this one's memory: PR_SET_DUMPABLE 0
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    except Exception:  # not Linux, or no libc: nothing to narrow
+        pass
     sys.addaudithook(hook)
 
 
@@ -197,6 +365,11 @@ def _labcoat_run(cfg, fresh_modules):
     wrapper_codes = set()
     finish_codes = set()
     _labcoat_install(cfg, wrapper_codes, finish_codes)
+    for name in cfg.get("modules") or ():  # what the tests import from outside the paper:
+        try:  # noqa: SIM105 - loaded now, so the tamper check below holds them
+            __import__(name)
+        except BaseException:  # the script's own import will say what is wrong
+            pass
     script = os.path.join(cfg["run_dir"], cfg["script"])
     script_name = cfg["script"]
     run_dir = os.path.realpath(cfg["run_dir"])
@@ -236,7 +409,11 @@ def _labcoat_run(cfg, fresh_modules):
             if os.path.dirname(realpath(caller)) not in unittest_files:
                 flag(f"called unittest's {name} itself")
             elif from_script(test):
-                sys.audit("labcoat.outcome", kind, test.id())
+                for text in changed(scope_of_outcomes) + rebound():
+                    flag(text)
+                test_id = test.id()
+                test_id = str.__str__(test_id) if isinstance(test_id, str) else repr(test)
+                sys.audit("labcoat.outcome", kind, test_id)
             elif getattr(test, "_testMethodName", None) is not None:
                 flag(f"ran a test not defined in {script_name}: {test.id()}")
             return original(self, test, *rest)
@@ -266,20 +443,104 @@ def _labcoat_run(cfg, fresh_modules):
     wrapper_codes.add(add_subtest.__code__)
     unittest.result.TestResult.addSubTest = add_subtest
 
-    def snapshot():
-        out = {}
-        for module in list(sys.modules.values()):
-            name = getattr(module, "__name__", "")
-            if name != "unittest" and not name.startswith("unittest."):
-                continue
-            for attr, value in list(vars(module).items()):
-                out[(name, attr)] = id(value)
-                if isinstance(value, type) and value.__module__ == name:
-                    for key, member in list(vars(value).items()):
-                        out[(f"{name}.{value.__qualname__}", key)] = id(member)
-        return out
+    local = set()  # the paper's own module names
+    for _, dirs, files in os.walk(run_dir):
+        local.update(dirs)
+        local.update(f[:-3] for f in files if f.endswith(".py"))
 
+    # --- what the tests decide with, as it was before the script ran ------------------
+    # Every module loaded by now (labcoat's, the interpreter's, the preloaded ones the tests
+    # import) is held by identity: its functions and classes, and each of its classes' own
+    # members. A change anywhere (a callable object put in place of numpy.testing's
+    # assert_allclose, a function compiled under numpy's file name) is found at every test
+    # outcome, for the modules the tests use, and at the end, for all of them.
+
+    def snapshot():
+        held = []
+        for name, module in list(sys.modules.items()):
+            if module is None or name == "__main__":
+                continue
+            file = getattr(module, "__file__", None) or ""
+            if file and realpath(file).startswith(run_dir + os.sep):
+                continue  # the paper's own modules may use the completion
+            try:
+                members = dict(vars(module))
+            except TypeError:
+                continue
+            kept = {k: v for k, v in members.items() if callable(v) or k == "__getattr__"}
+            held.append((name, module, kept, None))
+            for value in kept.values():
+                if isinstance(value, type) and value.__module__ == name:
+                    held.append((f"{name}.{value.__qualname__}", value, dict(vars(value)), 1))
+        return held
+
+    def changed(scope):
+        found = []
+        for label, owner, kept, is_class in before:
+            if scope is not None and label.split(".", 1)[0] not in scope:
+                continue
+            now = vars(owner)
+            for key, value in kept.items():
+                if now.get(key, changed) is not value:
+                    found.append(f"changed {label}.{key}")
+            # a method added to a class, or a module-level __getattr__: both change lookups
+            # (data that libraries cache on classes, such as __slotnames__, is not callable)
+            for key in [k for k in now if k not in kept]:
+                if (is_class and callable(now[key])) or key == "__getattr__":
+                    found.append(f"added {label}.{key}")
+        return found[:10]
+
+    def script_imports():
+        """(module, name, bound as) of the script's `from X import Y as Z`, and the top-level
+        packages it imports."""
+        import ast
+
+        try:
+            with open(script, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            return [], set()
+        names, packages, aliases = [], set(), {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                packages.add(node.module.split(".")[0])
+                names += [(node.module, a.name, a.asname or a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                packages.update(a.name.split(".")[0] for a in node.names)
+                aliases.update((a.asname or a.name.split(".")[0], a.name) for a in node.names)
+        # submodules the script reaches as attributes (np.testing.assert_allclose): loaded
+        # now, or the completion could load and patch them before the snapshot sees them
+        for node in ast.walk(tree):
+            chain = []
+            while isinstance(node, ast.Attribute):
+                chain.append(node.attr)
+                node = node.value
+            if isinstance(node, ast.Name) and node.id in aliases and chain:
+                module = aliases[node.id] if "." not in aliases[node.id] else node.id
+                for attr in reversed(chain[1:]):  # the last attribute is the function
+                    module = f"{module}.{attr}"
+                    if module.split(".")[0] in local:
+                        break
+                    try:
+                        __import__(module)
+                    except BaseException:  # not a module: an attribute
+                        break
+        return names, packages
+
+    imported_names, imported_packages = script_imports()
+    scope_of_outcomes = {"builtins", "unittest", *imported_packages}
     before = snapshot()
+    held_names = {(label, k): v for label, _, kept, _ in before for k, v in kept.items()}
+
+    def rebound():
+        """Names the script imported that are not what their module held before it ran."""
+        main = sys.modules.get("__main__")
+        found = []
+        for module, name, bound in imported_names:
+            original = held_names.get((module, name), rebound)
+            if original is not rebound and vars(main).get(bound, original) is not original:
+                found.append(f"{script_name}'s {bound} is not {module}.{name}")
+        return found
 
     # --- limits, threads, the script ---------------------------------------------------
 
@@ -291,10 +552,6 @@ def _labcoat_run(cfg, fresh_modules):
     cpu = int(cfg["cpu_seconds"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
     threads = int(cfg.get("threads") or 1)
-    local = set()
-    for _, dirs, files in os.walk(run_dir):
-        local.update(dirs)
-        local.update(f[:-3] for f in files if f.endswith(".py"))
     for name in list(sys.modules):  # a paper file shadows what only labcoat loaded
         if name not in fresh_modules and name.split(".")[0] in local:
             del sys.modules[name]
@@ -316,6 +573,12 @@ def _labcoat_run(cfg, fresh_modules):
 
     exit_code = 0
     escaped = None
+
+    def lock():
+        sys.audit("labcoat.lockdown")
+
+    finish_codes.add(lock.__code__)
+    lock()
     try:
         _labcoat_run_as_main(script)
     except SystemExit as exc:
@@ -339,11 +602,7 @@ def _labcoat_run(cfg, fresh_modules):
     # --- what the completion may have tampered with -------------------------------------
 
     def tampered():
-        found = []
-        after = snapshot()
-        for key, value in before.items():
-            if after.get(key) != value:
-                found.append(f"changed {key[0]}.{key[1]}")
+        found = changed(None) + rebound()
         if target is None:
             return found
 
