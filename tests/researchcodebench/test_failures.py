@@ -189,6 +189,10 @@ def test_exception_lines_only_from_tracebacks():
         ("import sys\nsys.exit(0)", "calls sys.exit() and may end the test run early"),
         ("import os\nos._exit(0)", "calls os._exit() and may end the test run early"),
         ("from model_ref import (\n", "imports a reference module"),  # does not parse
+        ("import ctypes\nctypes.c_char_p(id(x)).value", "imports ctypes (raw memory access)"),
+        ("m = __import__('_ctypes')", "names '_ctypes' (raw memory access)"),
+        ("np.ctypeslib.ctypes.pythonapi", "reaches pythonapi (raw memory access)"),
+        ("import ctypes as (\n", "uses ctypes (raw memory access)"),  # does not parse
     ],
 )
 def test_suspicious_access(code: str, reason: str):

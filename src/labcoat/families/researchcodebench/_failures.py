@@ -226,6 +226,10 @@ def _main_comparisons(tree: ast.AST) -> set[int]:
     return ids
 
 
+_RAW_MEMORY = frozenset({"ctypes", "_ctypes", "pythonapi"})
+"""Names through which Python code reads raw memory (the test process's secret)."""
+
+
 def suspicious_access(
     code: str, *, test_script: str = "paper2code_test.py", reference_modules: tuple[str, ...] = ()
 ) -> list[str]:
@@ -235,8 +239,9 @@ def suspicious_access(
     also through `importlib`/`__import__`/`open`; string literals naming the test script,
     a `*_ref.py` file or a reference module; reaching the test script's own module
     (`sys.modules["__main__"]`, `import __main__`), through which the reference it
-    imported is in reach; changing `unittest`; and ending the interpreter early
-    (`sys.exit`, `os._exit`, also by name: `getattr(os, "_exit")`). Code that does not
+    imported is in reach; changing `unittest`; ending the interpreter early
+    (`sys.exit`, `os._exit`, also by name: `getattr(os, "_exit")`); and ctypes, by
+    import, attribute or name (raw memory, where the test report's secret is). Code that does not
     parse is checked with plain text patterns.
     """
     test_module = test_script.removesuffix(".py")
@@ -255,6 +260,7 @@ def suspicious_access(
             (r"\w+_ref\.py\b", "mentions a reference file"),
             (r"\b(sys\.exit|os\._exit)\s*\(|[\'\"]_exit[\'\"]", "ends the interpreter early"),
             (r"__main__", "reaches the test script's module (__main__)"),
+            (r"\b_?ctypes\b|\bpythonapi\b", "uses ctypes (raw memory access)"),
         )
         for pattern, reason in text_rules:
             if re.search(pattern, code, re.MULTILINE) and reason not in reasons:
@@ -272,6 +278,8 @@ def suspicious_access(
             if isinstance(node, ast.ImportFrom) and node.module:
                 modules.append(node.module)
             for module in modules:
+                if module.split(".")[0] in _RAW_MEMORY:
+                    add(f"imports {module} (raw memory access)")
                 if is_ref(module):
                     add(f"imports reference module {module!r}")
                 if module.split(".")[0] == test_module:
@@ -290,6 +298,8 @@ def suspicious_access(
                 add("reaches the test script's module (__main__)")
             if node.value in _EXIT_NAMES:
                 add(f"names {node.value!r} and may end the test run early")
+            if node.value in _RAW_MEMORY:
+                add(f"names {node.value!r} (raw memory access)")
         elif (
             isinstance(node, ast.Subscript)
             and isinstance(node.slice, ast.Constant)
@@ -301,6 +311,8 @@ def suspicious_access(
             add(f"reaches reference module {node.slice.value!r} through sys.modules")
         elif isinstance(node, ast.Attribute) and node.attr == "_exit":
             add("reaches os._exit and may end the test run early")
+        elif isinstance(node, ast.Attribute) and node.attr in _RAW_MEMORY:
+            add(f"reaches {node.attr} (raw memory access)")
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
             targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
             for t in targets:
