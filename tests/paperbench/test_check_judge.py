@@ -337,6 +337,19 @@ async def test_local_files_stay_inside_the_root(tmp_path: Path, repo: Path) -> N
 # --- python checks and the re-seeded re-run -----------------------------------------------------
 
 CHECK_CODE = "import numpy as np\nfrom pkg import f\nassert np.allclose(f(), 2.0), f()\n"
+# prints the completion token found in the bootstrap's closures, then leaves
+GC_TOKEN_THIEF = """
+import gc, os
+for obj in gc.get_objects():
+    cells = getattr(obj, "__closure__", None) or ()
+    for cell in cells:
+        value = cell.cell_contents
+        if isinstance(value, str) and value.startswith("labcoat-check-done-"):
+            print(value)
+            os._exit(0)
+def f():
+    return 3.0
+"""
 
 
 @pytest.mark.parametrize(
@@ -349,9 +362,22 @@ CHECK_CODE = "import numpy as np\nfrom pkg import f\nassert np.allclose(f(), 2.0
         (
             "import numpy\nnumpy.allclose = lambda *a, **k: True\ndef f():\n    return 3.0\n",
             False,
-            "numpy was patched during the check: allclose",
+            "patched during the check: numpy.allclose",
         ),
         ("def f():\n    return 3.0\n", False, "AssertionError: 3.0"),
+        # round two: deeper than numpy's top level, and through the token's own closure
+        (
+            "import numpy._core.numeric as n\nn.isclose = lambda *a, **k: True\n"
+            "def f():\n    return 3.0\n",
+            False,
+            "patched during the check: numpy._core.numeric.isclose",
+        ),
+        (GC_TOKEN_THIEF, False, "read during the check: gc.get_objects"),
+        (
+            "import sys\nf = lambda: 3.0\nsys.audit('labcoat.done')\n",
+            False,
+            "AssertionError: 3.0",
+        ),
     ],
 )
 async def test_python_checks_must_run_to_their_end(

@@ -193,7 +193,7 @@ def test_code_dev_with_a_package_that_patches_numpy_is_blocked(tmp_path: Path) -
     value, meta = score(run(files, tmp_path, code_dev=True))
     assert value == NOOP
     explanations = " ".join(leaf["explanation"] for leaf in meta["graded_summary"]["leaves"])
-    assert "numpy was patched during the check: allclose" in explanations
+    assert "patched during the check: numpy.allclose" in explanations
 
 
 def test_text_aimed_at_the_llm_judge_is_fenced_and_flagged(tmp_path: Path) -> None:

@@ -191,9 +191,13 @@ def test_task_arguments_and_paper_settings_shape_the_samples(tmp_path: Path) -> 
     papers = tmp_path / "papers"
     shutil.copytree(MINI_PAPERS / PAPER, papers / PAPER)
     sidecar = papers / PAPER / "labcoat.yaml"
+    text = sidecar.read_text()
+    start = text.index("\ntask:\n") + 1  # the paper's own `task:` block, replaced
+    end = text.index("\n", text.index("requirements:", start)) + 1
     sidecar.write_text(
-        sidecar.read_text()
+        text[:start]
         + "task:\n  time_limit_minutes: 45\n  reproduce_timeout_minutes: 5\n  requirements: [numpy]\n"
+        + text[end:]
     )
     task = paperbench(target=str(tmp_path), agent="oracle", network=True, memory_gb=2)
     [sample] = list(task.dataset)
@@ -222,6 +226,6 @@ def test_task_arguments_and_paper_settings_shape_the_samples(tmp_path: Path) -> 
         paperbench(judge="oracle")
     with pytest.raises(LabcoatError, match="bwrap"):
         paperbench(sandbox="local")
-    sidecar.write_text(sidecar.read_text() + "  gpus: 8\n")
+    sidecar.write_text(sidecar.read_text().replace("\ntask:\n", "\ntask:\n  gpus: 8\n", 1))
     with pytest.raises(LabcoatError, match=r"task\.gpus"):
         paperbench(target=str(tmp_path), agent="oracle")

@@ -2,7 +2,7 @@
 
 A `command` check passes on its exit status alone, so a package that calls `sys.exit(0)` or
 `os._exit(0)` when imported passes every `python3 -c 'import pkg; assert ...'` check without a
-line of method code. A `python` check closes that hole and two more:
+line of method code. A `python` check closes that hole and three more:
 
 - **Completion token.** The judge draws a random token per run and sends it on standard input
   ahead of the check's code. The bootstrap below reads both before anything of the submission
@@ -13,14 +13,22 @@ line of method code. A `python` check closes that hole and two more:
 - **Installed packages first.** `python3 -I` does not put the submission's folder on the path;
   the bootstrap appends it *after* the installed packages, so a `numpy/` folder in the
   submission cannot stand in for numpy.
-- **No patching.** The bootstrap imports numpy (when installed) before the check runs and
-  fails the check if the check's run replaced any of numpy's or the builtins' top-level names
-  (`numpy.allclose = lambda *a, **k: True`).
+- **No patching.** Before the check runs, every module then loaded (numpy and all its
+  submodules, the builtins, the standard library) is held by identity: its functions and
+  classes, and each class's own members. A change anywhere fails the check
+  (`numpy.allclose = lambda *a, **k: True`, `isclose` swapped inside `numpy._core.numeric`,
+  a callable object in place of a function).
+- **No reading of the token.** It lives only in an audit hook's closure: never on the stack
+  while the submission's code runs, and the bootstrap's own names leave `__main__` before
+  the check starts. The garbage collector's object lists, `sys._current_frames`, ctypes
+  (but an installed module's own use while it is imported), new code objects,
+  `sys.settrace`, and `/proc/self/mem` or `maps` from code that is not installed fail the
+  check, and only the bootstrap's own frame (that frame, not a copy of its code) can
+  have the token printed.
 
-What it cannot stop: code that runs inside the check's own process can, with effort aimed at
-labcoat, read the token from the bootstrap's memory (its frames or the garbage collector) and
-print it, or patch deeper modules (`numpy.testing`, `numpy.linalg`). Such code is written to
-attack the grader and is visible to any reader of the submission; a check cannot be a
+What it cannot stop: ctypes pointers made from plain integers read memory without an
+audit event, so code that scans the heap for the token that way is not caught here (it is
+written to attack labcoat, and plain to a reader of the submission); a check cannot be a
 sandbox against its own process. See docs/paperbench.md, "What the check judge can catch".
 """
 
@@ -31,41 +39,131 @@ import secrets
 from labcoat.families.paperbench._commands import CommandResult
 
 # Run as `python3 -I -c BOOTSTRAP`; stdin holds the token's line, then the check's code.
+# The token lives only in the guard's closure (an audit hook: never on the stack while the
+# submission's code runs); the bootstrap's names leave __main__ before the check starts.
 BOOTSTRAP = r"""
-import builtins, os, sys
-_data = sys.stdin.read()
-_token, _, _code = _data.partition("\n")
-del _data
-sys.stdin = open(os.devnull)
-sys.path.append(os.getcwd())
-_guarded = {"builtins": builtins}
-try:
-    import numpy
-    _guarded["numpy"] = numpy
-except ImportError:
-    pass
-_before = {n: dict(vars(m)) for n, m in _guarded.items()}
-_ns = {"__name__": "__main__", "__builtins__": builtins}
-try:
-    exec(compile(_code, "<check>", "exec"), _ns)
-except SystemExit as _ex:
-    sys.stdout.flush()
-    sys.stderr.write(f"labcoat: the check stopped before its end: SystemExit({_ex.code!r})\n")
-    sys.stderr.flush()
-    os._exit(3)
-for _name, _module in _guarded.items():
-    _now = vars(_module)
-    _changed = sorted(k for k, v in _before[_name].items() if _now.get(k) is not v)
-    if _changed:
+def _labcoat_check():
+    import builtins, os, sys
+    data = sys.stdin.read()
+    token, _, code = data.partition("\n")
+    del data
+    sys.stdin = open(os.devnull)
+    sys.path.append(os.getcwd())
+    try:
+        import numpy
+    except ImportError:
+        pass
+    sys.addaudithook(_labcoat_guard(token, sys._getframe(0)))
+    del token
+    globals().pop("_labcoat_guard")
+    globals().pop("_labcoat_check")
+    ns = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        exec(compile(code, "<check>", "exec"), ns)
+    except SystemExit as ex:
         sys.stdout.flush()
-        _shown = ", ".join(_changed[:5])
-        sys.stderr.write(f"labcoat: {_name} was patched during the check: {_shown}\n")
+        sys.stderr.write(f"labcoat: the check stopped before its end: SystemExit({ex.code!r})\n")
         sys.stderr.flush()
+        os._exit(3)
+    sys.stdout.flush()
+    sys.audit("labcoat.done")  # the guard prints the token, or says why not and exits
+    os._exit(0)
+
+
+def _labcoat_guard(token, bootstrap):
+    import os, sys, sysconfig
+    realpath = os.path.realpath
+    submission = realpath(os.getcwd()) + os.sep
+    paths = sysconfig.get_paths()
+    installed = tuple(
+        realpath(paths[k]) + os.sep
+        for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        if paths.get(k)
+    )
+    held = []  # every module loaded now, held by identity: its callables, its classes' members
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        if module is None or name == "__main__" or realpath(file).startswith(submission):
+            continue
+        try:
+            kept = {k: v for k, v in dict(vars(module)).items() if callable(v)}
+        except TypeError:
+            continue
+        held.append((name, module, kept))
+        for value in kept.values():
+            if isinstance(value, type) and value.__module__ == name:
+                held.append((f"{name}.{value.__qualname__}", value, dict(vars(value))))
+    own = {bootstrap.f_code, sys._getframe(0).f_code}
+    locked = ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
+              "sys.settrace", "sys.setprofile", "code.__new__")
+    getframe, write = sys._getframe, os.write
+    busy = []
+
+    def installed_code(c):
+        name = c.co_filename
+        return type(name) is str and (
+            name.startswith("<frozen ")
+            or (name.startswith(installed) and not name.startswith(submission))
+        )
+
+    def trusted_origin(frame, imports):
+        while frame is not None:
+            c = frame.f_code
+            if c in own:
+                return True
+            if not installed_code(c):
+                return False
+            if imports and c.co_name == "<module>":
+                return True
+            frame = frame.f_back
+        return True
+
+    def fail(why):
+        write(2, f"labcoat: {why}\n".encode())
         os._exit(4)
-sys.stdout.flush()
-sys.stdout.write("\n" + _token + "\n")
-sys.stdout.flush()
-os._exit(0)
+
+    def taint(what):  # at once: the read it announces has not happened yet
+        fail(f"the interpreter's memory or objects read during the check: {what}")
+
+    def finish():
+        changed = []
+        for label, owner, kept in held:
+            now = vars(owner)
+            changed += [f"{label}.{k}" for k, v in kept.items() if now.get(k, held) is not v]
+        if changed:
+            fail(f"patched during the check: {', '.join(changed[:5])}")
+        write(1, ("\n" + token + "\n").encode())
+
+    def hook(event, args):
+        if busy:
+            return
+        busy.append(1)
+        try:
+            caller = getframe(1)
+            if event == "labcoat.done":
+                if caller is bootstrap:  # this very frame, not a copy of its code
+                    finish()
+            elif event in locked or event.startswith("ctypes."):
+                if not trusted_origin(caller, event.startswith("ctypes.")):
+                    taint(event)
+            elif event.startswith("marshal."):
+                name = caller.f_code.co_filename if caller is not None else None
+                if not (type(name) is str and name.startswith("<frozen importlib")):
+                    taint(event)
+            elif event == "open" and args and type(args[0]) is str:
+                path = args[0]
+                if path.startswith("/proc/"):
+                    first, _, rest = path[6:].partition("/")
+                    private = rest.split("/")[0] in ("", "mem", "maps", "pagemap", "task")
+                    if (first in ("self", "thread-self") or first.isdigit()) and private:
+                        taint("open " + path)
+        finally:
+            busy.pop()
+
+    return hook
+
+
+_labcoat_check()
 """
 
 STOPPED_EARLY = 3
