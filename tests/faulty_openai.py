@@ -1,9 +1,10 @@
 """A misbehaving OpenAI-compatible chat-completions server on 127.0.0.1, for fault tests.
 
 Each request gets the next entry of a script: a normal turn (text or tool calls, with
-or without `usage`) or a fault — HTTP 200 with a truncated JSON body or no choices, a status error
-with an OpenAI-style error body (429, 5xx, 400 `context_length_exceeded`), a response
-that hangs, or a connection dropped without a reply. A script can also be a function
+or without `usage`, or with a `usage` the script makes up) or a fault — HTTP 200 with a
+truncated JSON body or no choices, a status error with an OpenAI-style error body
+(429, 5xx, 400 `context_length_exceeded`), a response that hangs, or a connection
+dropped without a reply. A script can also be a function
 of the request number, for runs of any length, and the server can enforce a context
 window (a request longer than it is refused with `context_length_exceeded`, as
 OpenAI does) and answer the research agent's handoff-note requests by itself.
@@ -32,7 +33,8 @@ class Turn:
 
     content: str | None = None
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    usage: bool = True
+    usage: bool | dict[str, Any] = True
+    """False: no `usage`; a dict: this `usage`, whatever it says (e.g. negative counts)."""
 
 
 def tool(name: str, **arguments: Any) -> Turn:
@@ -163,7 +165,9 @@ class FaultyServer:
             "model": body.get("model", "faulty"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         }
-        if turn.usage:
+        if isinstance(turn.usage, dict):
+            completion["usage"] = turn.usage
+        elif turn.usage:
             prompt = request_tokens(body)
             completion["usage"] = {
                 "prompt_tokens": prompt,

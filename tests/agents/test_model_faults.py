@@ -307,6 +307,62 @@ def test_limits_hold_when_responses_carry_no_usage(
     assert "returned no token usage" in warning and "estimate" in warning
 
 
+NEGATIVE = {"prompt_tokens": -7_000_000, "completion_tokens": 350, "total_tokens": -6_999_650}
+SHORT_TOTAL = {"prompt_tokens": 3000, "completion_tokens": 20, "total_tokens": 0}
+ABSURD = {"prompt_tokens": 10**12, "completion_tokens": 20, "total_tokens": 10**12 + 20}
+
+
+@pytest.mark.parametrize(
+    ("reported", "flag", "value", "kind", "reason"),
+    [
+        (NEGATIVE, "--token-limit", "12000", "token", "input_tokens is negative"),
+        (NEGATIVE, "--cost-limit", "0.05", "cost", "input_tokens is negative"),
+        # CI runs the negative usage; the other kinds run with `./test -m slow`
+        pytest.param(
+            SHORT_TOTAL,
+            "--token-limit",
+            "12000",
+            "token",
+            "total_tokens (0) is less than",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            ABSURD, "--token-limit", "12000", "token", "is absurd", marks=pytest.mark.slow
+        ),
+    ],
+)
+def test_limits_hold_when_reported_usage_is_unusable(
+    labcoat_eval, reported: dict[str, int], flag: str, value: str, kind: str, reason: str
+) -> None:
+    def script(i: int) -> Turn:
+        return Turn(tool_calls=[("bash", {"cmd": f"echo step {i}"})], usage=reported)
+
+    run = labcoat_eval(script, flag, value, price=(5.0, 15.0))
+    assert run.code == 0, run.sample.error
+    assert run.stopped_by["type"] == kind
+    assert run.sample.limit is not None and run.sample.limit.type == kind
+    # every call was counted offline: the reported usage never reached the totals
+    estimated = run.sample.store["labcoat:estimated_usage"]
+    calls = len(run.server.requests)
+    assert estimated["calls"] == estimated["unusable"] == calls
+    usage = run.sample.model_usage[run.model]
+    assert usage.input_tokens == estimated["input_tokens"] > 0
+    assert 0 < usage.total_tokens < 1_000_000
+    assert usage.total_cost is not None and usage.total_cost > 0
+    steps = run.sample.store["labcoat:steps"]
+    measure = "tokens" if kind == "token" else "cost"
+    assert steps[-2][measure] < float(value) <= steps[-1][measure]
+    # what the server said is kept, with the reason, on each call's output
+    outputs = [e.output for e in run.model_events() if not e.error]
+    discarded = outputs[0].metadata["labcoat:discarded_usage"]
+    assert reason in discarded["reason"]
+    assert discarded["output_tokens"] == reported["completion_tokens"]
+    # one warning, in the log, saying why
+    [warning] = run.infos("usage_unusable")
+    assert "reported unusable token usage" in warning and reason in warning
+    assert not run.infos("usage_missing")
+
+
 @pytest.mark.slow  # CI runs the limits without provider usage; this variant runs with `./test -m slow`
 def test_the_usage_handoff_fires_without_provider_usage(agent_eval) -> None:
     def script(i: int) -> Turn:

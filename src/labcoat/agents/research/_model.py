@@ -12,7 +12,9 @@ as waiting, not working time. labcoat adds what Inspect leaves to the caller:
   OpenAI's `context_length_exceeded` code, e.g. vLLM) becomes a `model_length` stop,
   so the agent's overflow handling runs instead of the sample failing;
 - a response without usage gets a local, offline count of its tokens, recorded
-  through Inspect's own usage accounting so token and cost limits still hold.
+  through Inspect's own usage accounting so token and cost limits still hold; so does
+  one whose usage is negative, inconsistent or absurd (`_usage.py` takes it off the
+  response before Inspect counts it).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from inspect_ai.util import LimitExceededError, suspend_working_limit
 from inspect_ai.util import store as sample_store
 
 from labcoat.agents.research._tokens import TokenCounter, local_counter
+from labcoat.agents.research._usage import discarded
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +50,7 @@ _OVERFLOW_TEXT = re.compile(
     r"too many (input )?tokens|input is too long|reduce the length of the (messages|prompt)",
     re.IGNORECASE,
 )
-_warned_models: set[str] = set()
+_warned_models: set[tuple[str, str]] = set()
 
 
 class ModelCallError(RuntimeError):
@@ -132,6 +135,7 @@ class ModelCalls:
         tool_choice: ToolChoice | None = None,
     ) -> ModelOutput:
         model = get_model()
+        guard_usage(model)
         failures = 0
         while True:
             try:
@@ -195,17 +199,26 @@ class ModelCalls:
             "input_tokens": 0,
             "output_tokens": 0,
         }
-        if so_far["calls"] == 0:
-            warning = (
-                f"{model} returned no token usage: labcoat counts tokens itself "
-                f"({self.counter.method}) so token and cost limits still hold"
-            )
-            transcript().info({"usage_missing": warning}, source="labcoat.model")
-            if str(model) not in _warned_models:
-                _warned_models.add(str(model))
-                logger.warning(warning)
+        bad = discarded(output)
+        if bad is None and so_far["calls"] == so_far.get("unusable", 0):
+            self._warn(model, "usage_missing", "returned no token usage")
+        elif bad is not None and not so_far.get("unusable"):
+            self._warn(model, "usage_unusable", f"reported unusable token usage ({bad['reason']})")
         so_far["calls"] += 1
+        if bad is not None:  # counted here, though the provider reported something
+            so_far["unusable"] = so_far.get("unusable", 0) + 1
         so_far["input_tokens"] += usage.input_tokens
         so_far["output_tokens"] += usage.output_tokens
         sample_store().set(USAGE_KEY, so_far)
         record_and_check_model_usage(model, usage, role=model.role, output=output)
+
+    def _warn(self, model: Model, key: str, what: str) -> None:
+        """In the sample's log (the first time it happens in a sample), and once a model."""
+        warning = (
+            f"{model} {what}: labcoat counts tokens itself ({self.counter.method}) "
+            "so token and cost limits still hold"
+        )
+        transcript().info({key: warning}, source="labcoat.model")
+        if (str(model), key) not in _warned_models:
+            _warned_models.add((str(model), key))
+            logger.warning(warning)
