@@ -35,7 +35,7 @@ from inspect_ai.util import LimitExceededError, suspend_working_limit
 from inspect_ai.util import store as sample_store
 
 from labcoat.agents.research._tokens import TokenCounter, local_counter
-from labcoat.agents.research._usage import discarded
+from labcoat.agents.research._usage import discarded, guard_usage
 
 logger = logging.getLogger(__name__)
 
