@@ -475,7 +475,7 @@ SECRETS = [
         "netlab",
         (_python(_KEYRING),),
         lambda run: "keyring: stored" not in run.outputs and "keyring: refused" in run.outputs,
-        True,
+        False,
         "the uid's kernel keyring, shared by every sandbox of that uid (a channel between samples)",
     ),
 ]
