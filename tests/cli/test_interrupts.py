@@ -150,3 +150,76 @@ def test_a_rerun_after_ctrl_c_finishes_the_rest(tmp_path: Path) -> None:
     [row] = json.loads(rerun.stdout)
     assert row["runs"] == 7 and row["errors"] == 0
     assert _statuses(log_dir).count("success") >= 1
+
+
+def test_a_second_ctrl_c_ends_the_process_at_once(tmp_path: Path) -> None:
+    # the first Ctrl-C starts the orderly stop; the second, sent while it runs, must end
+    # the process whatever is running then (cleanup code can swallow KeyboardInterrupt)
+    script = _sleep_script(tmp_path, 600)
+    env = {**os.environ, "LABCOAT_SANDBOX_DIR": str(tmp_path / "sandboxes")}
+    proc = subprocess.Popen(
+        _command(tmp_path / "logs", script),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_default_signals,
+    )
+    marker = script.read_text().split("max(0, ")[1].split(" ")[0]
+    try:
+        _wait_for_sleep(proc, marker)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=STOP_TIMEOUT_S)
+        assert time.monotonic() - started < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip().splitlines()[-1].startswith("labcoat: interrupted again: exiting now")
+    assert "Traceback" not in err
+    # the sandbox dies with the process (its folder is swept by the next run)
+    end = time.monotonic() + 10
+    while subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout:
+        assert time.monotonic() < end, "the agent's command outlived the process"
+        time.sleep(0.2)
+
+
+def test_ctrl_c_during_validate_says_interrupted_and_nothing_else(tmp_path: Path) -> None:
+    # Inspect, interrupted, reports an empty eval set as "Completed all tasks ...
+    # successfully", and samples torn down log "Transcript subscriber failed" tracebacks
+    sandboxes = tmp_path / "sandboxes"
+    log_dir = tmp_path / "logs"
+    command = ["validate", "mini", "--family", "researchcodebench", "--log-dir", str(log_dir)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labcoat", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "LABCOAT_SANDBOX_DIR": str(sandboxes)},
+        preexec_fn=_default_signals,
+    )
+    try:
+        end = time.monotonic() + 240
+        # the eval set has started (the log) and samples run (the preflight checks
+        # before it use sandboxes too)
+        while not (list(log_dir.glob("*.eval")) and list(sandboxes.glob("sample-*"))):
+            assert proc.poll() is None, "validate ended before it was interrupted"
+            assert time.monotonic() < end, "no sample started"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=STOP_TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err[-2000:]
+    said = out + err
+    assert "successfully" not in said
+    assert "Transcript subscriber failed" not in said and "Traceback" not in said
+    assert err.strip().splitlines()[-1].startswith("labcoat: interrupted")
+    assert "validate: oracle" not in said  # no verdict table for a run that didn't finish
+    assert "cancelled" in _statuses(log_dir)

@@ -12,6 +12,8 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from labcoat._errors import Interrupted, LabcoatError
 from labcoat._run._costs import load_prices, register_prices, require_price
 from labcoat._run._inspected import inspected_results
+from labcoat._run._interrupts import guarded
+from labcoat._run._interrupts import interrupted as was_interrupted
 from labcoat._run._models import check_model
 from labcoat._run._results import TaskResult
 from labcoat._run._tasks import build_tasks
@@ -101,12 +103,18 @@ def run_entries(
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
     try:
-        success, logs = _eval_set(tasks, options, limits)
+        with guarded():  # a quiet stop; a second Ctrl-C ends the process (_interrupts.py)
+            success, logs = _eval_set(tasks, options, limits)
+            stopped = was_interrupted()
     except KeyboardInterrupt:
         raise interrupted from None
     # Inspect may also return normally from a cancelled run (with fewer logs): the logs
     # on disk say so
-    if any(log.status == "cancelled" for log in logs) or _cancelled_logs(options.log_dir):
+    if (
+        stopped
+        or any(log.status == "cancelled" for log in logs)
+        or _cancelled_logs(options.log_dir)
+    ):
         raise interrupted
     if len(logs) < len(tasks):
         raise LabcoatError(
