@@ -1,10 +1,11 @@
 """The machine's GPUs, lent to samples: a sample holds exactly the GPUs it asked for, each
 held by no other sample, for as long as its sandbox lives; the others wait.
 
-A GPU is held through a lock file (`flock`) per GPU under the sandboxes folder, so the
-samples of every labcoat process on the machine share one pool, and a process that dies
-(kill -9 included) gives its GPUs back with it. A request takes all of its GPUs at once
-or none, so two samples that each hold part of what they need never wait on each other.
+A GPU is held through a lock file (`flock`) per GPU in one folder of the machine
+(`gpu_locks_dir`), so the samples of every labcoat process of every user share one
+pool, and a process that dies (kill -9 included) gives its GPUs back with it. A request
+takes all of its GPUs at once or none, so two samples that each hold part of what they
+need never wait on each other.
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ import anyio
 
 from labcoat._errors import LabcoatError
 from labcoat.sandbox._gpus import Gpu, usable_gpus
-from labcoat.sandbox._layout import sandboxes_root
+from labcoat.sandbox._layout import gpu_locks_dir
 
 logger = logging.getLogger(__name__)
 
-LOCK_FOLDER = "gpu-locks"
 POLL_SECONDS = 0.5
 """How often a waiting request looks again (another process's release wakes no one here)."""
 
@@ -84,9 +84,10 @@ class GpuPool:
         """Requests of this process now waiting for GPUs."""
 
     def lock_dir(self) -> Path:
-        folder = self._lock_dir or sandboxes_root() / LOCK_FOLDER
-        folder.mkdir(parents=True, exist_ok=True, mode=0o755)
-        return folder
+        if self._lock_dir is None:
+            return gpu_locks_dir()
+        self._lock_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
+        return self._lock_dir
 
     async def lease(
         self, count: int, holder: str, on_wait: Callable[[], None] | None = None
@@ -157,11 +158,12 @@ class GpuPool:
 
 
 def _open_lock(path: Path) -> int:
-    """A descriptor to flock (read-only where another user made the file: flock needs none)."""
+    """A descriptor to flock (read-only where another user made the file: flock needs none;
+    never through a link, as the folder is writable by all)."""
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except PermissionError:
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
 
 
 def _lock_name(gpu: Gpu) -> str:

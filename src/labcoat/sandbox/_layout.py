@@ -50,12 +50,50 @@ def cache_dir() -> Path:
     return Path(root)
 
 
+def default_sandboxes_root(uid: int | None = None) -> Path:
+    """`$TMPDIR/labcoat-sandboxes-UID`: each user's own, so users never share one."""
+    uid = os.geteuid() if uid is None else uid
+    return Path(tempfile.gettempdir()) / f"labcoat-sandboxes-{uid}"
+
+
 def sandboxes_root() -> Path:
-    root = Path(
-        os.environ.get("LABCOAT_SANDBOX_DIR") or Path(tempfile.gettempdir()) / "labcoat-sandboxes"
-    )
+    """Where this user's samples' folders live (LABCOAT_SANDBOX_DIR, else the default)."""
+    chosen = os.environ.get("LABCOAT_SANDBOX_DIR")
+    root = Path(chosen) if chosen else default_sandboxes_root()
     root.mkdir(parents=True, exist_ok=True, mode=0o711)
+    if not chosen:
+        _check_own(root)
     return root
+
+
+def _check_own(root: Path) -> None:
+    """A default folder someone else made (in a shared /tmp) is refused, not used."""
+    owner = root.lstat().st_uid
+    if owner != os.geteuid() or root.is_symlink():
+        from labcoat._errors import LabcoatError
+
+        raise LabcoatError(
+            f"{root} belongs to another user (uid {owner}); remove it, or choose a folder "
+            "of your own with LABCOAT_SANDBOX_DIR"
+        )
+
+
+def gpu_locks_dir() -> Path:
+    """The GPU lock files: one folder for the whole machine, so every user's samples
+    share one pool of GPUs (sticky and writable by all, as /tmp); under
+    LABCOAT_SANDBOX_DIR when that is set (a run kept apart from the others)."""
+    chosen = os.environ.get("LABCOAT_SANDBOX_DIR")
+    if chosen:
+        folder = Path(chosen) / "gpu-locks"
+        folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+        return folder
+    folder = Path(tempfile.gettempdir()) / "labcoat-gpu-locks"
+    try:
+        folder.mkdir(mode=0o1777)
+        folder.chmod(0o1777)  # the umask took bits off
+    except FileExistsError:
+        pass
+    return folder
 
 
 @dataclass(frozen=True)
