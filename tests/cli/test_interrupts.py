@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from labcoat.sandbox._disk import release_mounts
+
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap (bubblewrap)")
 
 STOP_TIMEOUT_S = 90  # the run must end this soon after the signal
@@ -156,7 +158,8 @@ def test_a_second_ctrl_c_ends_the_process_at_once(tmp_path: Path) -> None:
     # the first Ctrl-C starts the orderly stop; the second, sent while it runs, must end
     # the process whatever is running then (cleanup code can swallow KeyboardInterrupt)
     script = _sleep_script(tmp_path, 600)
-    env = {**os.environ, "LABCOAT_SANDBOX_DIR": str(tmp_path / "sandboxes")}
+    sandboxes = tmp_path / "sandboxes"
+    env = {**os.environ, "LABCOAT_SANDBOX_DIR": str(sandboxes)}
     proc = subprocess.Popen(
         _command(tmp_path / "logs", script),
         stdout=subprocess.PIPE,
@@ -169,7 +172,7 @@ def test_a_second_ctrl_c_ends_the_process_at_once(tmp_path: Path) -> None:
     try:
         _wait_for_sleep(proc, marker)
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.2)
+        time.sleep(0.05)
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=STOP_TIMEOUT_S)
@@ -178,7 +181,9 @@ def test_a_second_ctrl_c_ends_the_process_at_once(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+        release_mounts(sandboxes)  # the next run's sweep would: a disk image stays mounted
     assert proc.returncode == 130, err[-2000:]
+    # the orderly stop (a second or so) was still running when the second came
     assert err.strip().splitlines()[-1].startswith("labcoat: interrupted again: exiting now")
     assert "Traceback" not in err
     # the sandbox dies with the process (its folder is swept by the next run)

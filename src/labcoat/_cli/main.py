@@ -9,6 +9,7 @@ naming what is wrong, and exit code 2; an interrupt (Ctrl-C, SIGTERM) says so an
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -105,6 +106,13 @@ class _Signals:
         return EXIT_SIGTERM if self.received == signal.SIGTERM else EXIT_SIGINT
 
 
+def _exit_on_another_interrupt(code: int) -> None:
+    """Interrupted, and on the way out: another Ctrl-C ends the process with `code` too
+    (Python's own handler would raise KeyboardInterrupt into the exit, or die of it)."""
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(code))
+
+
 def _debug_wanted(args: list[str]) -> bool:
     return os.environ.get("LABCOAT_DEBUG") == "1" or "--debug" in args
 
@@ -116,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     signals = _Signals()
 
     def fail(message: str, code: int) -> None:
+        if code in (EXIT_SIGINT, EXIT_SIGTERM):
+            _exit_on_another_interrupt(code)
         if debug:
             traceback.print_exc()
         _say(error_line(message))
