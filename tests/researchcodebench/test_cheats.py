@@ -277,6 +277,16 @@ for f in gc.get_objects():
         """,
         {"blocked", "flagged"},
     ),
+    # unittest patched through unittest.mock: installed code does the setattr
+    "patch-via-mock": (
+        """
+        import unittest
+        from unittest import mock
+        mock.patch.object(unittest.TestCase, "assertTrue", lambda *a, **k: None).start()
+        return np.asarray(x) * 3.0
+        """,
+        {"flagged"},
+    ),
     # patched for the assertion only, put back before the outcome is counted
     "patch-and-restore": (
         """
@@ -370,3 +380,4 @@ def test_what_the_cheats_were_caught_by(graded) -> None:
     assert "changed numpy.testing.assert_allclose" in flags["patch-asserts-with-objects"]
     assert "changed numpy.allclose" in flags["patch-asserts-under-numpys-name"]
     assert "changed numpy.testing.assert_allclose" in flags["patch-and-restore"]
+    assert "changed unittest.case.TestCase.assertTrue" in flags["patch-via-mock"]
