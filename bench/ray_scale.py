@@ -75,6 +75,7 @@ def main() -> None:
     selection += ["--epochs", str(args.epochs)]
     for task in args.task:
         selection += ["--task", task]
+    load_before = os.getloadavg()[0]
     local_s, ray1_s, ray2_s, fixed_s = [], [], [], []
     samples = 0
     with tempfile.TemporaryDirectory(prefix="labcoat-ray-bench-") as tmp:
@@ -100,6 +101,8 @@ def main() -> None:
     what = f"{args.family} {' '.join(args.task)}".strip()
     print(f"samples={samples} ({what}, {args.agent} agent, {args.epochs} epoch(s), {args.target})")
     print(f"cpus_on_this_machine={os.cpu_count()}")
+    # other work on the machine moves every figure: say how loaded it was
+    print(f"load_average_1m={load_before:.2f} (before) {os.getloadavg()[0]:.2f} (after)")
     print(f"local_one_at_a_time_s={local:.1f}")
     print(f"ray_1_node_1_cpu_s={ray1:.1f}")
     print(f"ray_2_nodes_1_cpu_each_s={ray2:.1f}")

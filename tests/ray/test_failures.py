@@ -40,13 +40,17 @@ def started_markers(log_dir: Path, sample: str) -> list[dict]:
     ]
 
 
-def test_a_node_lost_mid_sample_is_retried_elsewhere(toy_suite: Path, tmp_path: Path) -> None:
+def test_a_node_lost_mid_sample_is_retried_elsewhere_ahead_of_queued_samples(
+    toy_suite: Path, tmp_path: Path
+) -> None:
     cluster, nodes = start_cluster()  # its own: this test kills a node
     try:
         log_dir = tmp_path / "logs"
+        # four samples need the one GPU: they run one at a time, the rest wait
         args = (
             "eval", str(toy_suite), "--agent", "oracle", "--task", "toy/slow",
-            "--task", "toy/cpu", "--ray", cluster.address, "--log-dir", str(log_dir),
+            "--task", "toy/gpu", "--task", "toy/cpu", "--epochs", "2",
+            "--ray", cluster.address, "--log-dir", str(log_dir),
         )  # fmt: skip
         launcher = subprocess.Popen(
             labcoat_command(*args),
@@ -54,10 +58,16 @@ def test_a_node_lost_mid_sample_is_retried_elsewhere(toy_suite: Path, tmp_path: 
             stderr=subprocess.STDOUT,
             text=True,
         )
-        [first] = wait_for(lambda: started_markers(log_dir, "toy/slow"), 120, "the slow sample")
+        first, *_ = wait_for(lambda: started_markers(log_dir, "toy/slow"), 120, "a slow sample")
         assert first["node_id"] == nodes["gpu"]  # the only node with a GPU
         # let Inspect get going on the node (its attempt log exists), then lose the node
-        wait_for(lambda: list(log_dir.glob("*.shards/e1-toy_slow*/*.eval")), 60, "its log")
+        shard = f"e{first['epoch']}-toy_slow*"
+        wait_for(lambda: list(log_dir.glob(f"*.shards/{shard}/*.eval")), 60, "its log")
+        waiting = [
+            (s, e) for s in ("toy/slow", "toy/gpu") for e in (1, 2)
+            if not any(m["epoch"] == e for m in started_markers(log_dir, s))
+        ]  # fmt: skip
+        assert waiting, "other GPU samples should still be queued"
         [doomed] = [n for n in cluster.worker_nodes if n.node_id == nodes["gpu"]]
         cluster.remove_node(doomed, allow_graceful=False)
         replacement = cluster.add_node(
@@ -67,21 +77,62 @@ def test_a_node_lost_mid_sample_is_retried_elsewhere(toy_suite: Path, tmp_path: 
             object_store_memory=OBJECT_STORE,
             env_vars={"LABCOAT_GPUS": "1"},  # declared like the node it replaces
         )
-        out, _ = launcher.communicate(timeout=240)
+        out, _ = launcher.communicate(timeout=300)
         assert launcher.returncode == 0, out[-4000:]
     finally:
         stop_cluster(cluster)
     [log] = merged_logs(log_dir)
     assert log.status == "success", log.error
-    slow = next(s for s in log.samples if s.id == "toy/slow")
+    # the lost sample ran first on the new node, before the samples that were waiting
+    on_new = sorted(
+        (m["started"], m["sample_id"], m["epoch"])
+        for m in (*started_markers(log_dir, "toy/slow"), *started_markers(log_dir, "toy/gpu"))
+        if m["node_id"] == replacement.node_id
+    )
+    assert on_new[0][1:] == ("toy/slow", first["epoch"]), on_new
+    assert len(on_new) == 1 + len(waiting)
+    slow = next(s for s in log.samples if s.id == "toy/slow" and s.epoch == first["epoch"])
     assert slow.error is None and slow.scores["rebench_scorer"].value["normalized"] == 1.0
     # retried on the new node, and the log says why, naming the lost node
-    runs = attempts(log_dir)["toy/slow"]
+    runs = [r for r in attempts(log_dir)["toy/slow"] if r["epoch"] == first["epoch"]]
     assert [r["node_id"] for r in runs] == [nodes["gpu"], replacement.node_id]
     [why] = slow.error_retries or []
-    assert "stopped without finishing" in why.message and nodes["gpu"][:12] in why.message
-    cpu = next(s for s in log.samples if s.id == "toy/cpu")
-    assert cpu.error_retries is None and len(attempts(log_dir)["toy/cpu"]) == 1
+    assert "stopped without finishing: its node was lost" in why.message
+    assert nodes["gpu"][:12] in why.message
+    assert "retrying it first" in out
+    for cpu in (s for s in log.samples if s.id == "toy/cpu"):
+        assert cpu.error_retries is None
+    assert len(attempts(log_dir)["toy/cpu"]) == 2
+
+
+def test_a_stopped_launchers_cut_attempts_say_the_launcher_stopped(
+    cluster, toy_suite: Path, tmp_path: Path
+) -> None:
+    ray_cluster, _ = cluster
+    log_dir = tmp_path / "logs"
+    args = (
+        "eval", str(toy_suite), "--agent", "oracle", "--task", "toy/slow",
+        "--ray", ray_cluster.address, "--log-dir", str(log_dir),
+    )  # fmt: skip
+    for stop, count in ((signal.SIGTERM, 1), (signal.SIGKILL, 2)):
+        launcher = subprocess.Popen(
+            labcoat_command(*args), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        wait_for(lambda n=count: len(started_markers(log_dir, "toy/slow")) >= n, 120, "a start")
+        wait_for(lambda n=count: len(list(log_dir.glob("*.shards/*/*.eval"))) >= n, 60, "its log")
+        os.kill(launcher.pid, stop)
+        launcher.wait(timeout=60)
+    run_labcoat(*args)
+    [log] = merged_logs(log_dir)
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    assert sample.scores["rebench_scorer"].value["normalized"] == 1.0
+    interrupted, killed = [r.message for r in sample.error_retries or []]
+    # SIGTERM (or Ctrl-C): the launcher recorded that it ended the attempt
+    assert "stopped without finishing: the launcher was interrupted" in interrupted
+    # SIGKILL: nothing could be recorded; the next launch knows no launcher saw the end
+    assert "stopped without finishing: the launcher stopped (killed" in killed
+    assert "node" not in killed.split("stopped without finishing")[1]
 
 
 def test_a_killed_launcher_resumes_with_nothing_lost_or_run_twice(cluster, tmp_path: Path) -> None:

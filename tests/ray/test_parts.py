@@ -15,9 +15,11 @@ from inspect_ai.dataset import Sample
 from labcoat._errors import LabcoatError
 from labcoat._run._ray._cluster import check_address, forwarded_env
 from labcoat._run._ray._coordinator import Coordinator
-from labcoat._run._ray._driver import _fits
+from labcoat._run._ray._driver import _ended, _fits, _free, admit
+from labcoat._run._ray._merge import read_shard
 from labcoat._run._ray._plan import Resources, SampleJob, sample_resources, shard_name
 from labcoat._run._ray._slots import ClusterSlotsRegistry, model_of
+from labcoat._run._ray._worker import write_end
 from labcoat.grading import (
     Reservation,
     grader_placement,
@@ -178,3 +180,82 @@ def test_trees_travel_whole(tmp_path: Path) -> None:
     assert (copy / "sub" / "run.sh").read_text() == "echo hi\n"
     assert (copy / "sub" / "run.sh").stat().st_mode & 0o777 == 0o755
     assert os.readlink(copy / "link") == "sub/run.sh"
+
+
+def _job(sample: str, epoch: int = 1, gpus: float = 0, memory_gb: float = 1) -> SampleJob:
+    resources = Resources(1, int(memory_gb * 1024), gpus)
+    return SampleJob("g", "rebench", "oracle", sample, sample, epoch, resources, f"/x/{sample}")
+
+
+def _node(cpus: float, memory_gb: float, gpus: float = 0) -> dict[str, float]:
+    return {"CPU": cpus, "memory": memory_gb * 2**30, "GPU": gpus}
+
+
+def test_a_lost_samples_retry_goes_to_ray_before_any_new_work() -> None:
+    new = [_job(f"n{i}") for i in range(4)]
+    retry = _job("lost", gpus=1)
+    # one CPU free on a CPU node, nothing on the GPU node: new work fits, the retry not yet
+    free = [_node(1, 4), _node(0, 2, 1)]
+    # nothing passes a retry that waits for room, though new work would fit
+    assert admit([retry, *new], {retry.key}, [dict(n) for n in free], None) == []
+    # room for the retry: it goes first, then what else fits
+    free = [_node(1, 4), _node(1, 2, 1)]
+    assert admit([retry, *new], {retry.key}, free, None) == [retry, new[0]]
+    # new work that does not fit yet waits in the launcher's queue, not in Ray's;
+    # what fits behind it goes, within --max-samples
+    big = _job("big", memory_gb=3)
+    assert admit([big, *new], set(), [_node(2, 2), _node(1, 1)], None) == new[:3]
+    assert admit(new, set(), [_node(8, 64)], 3) == new[:3]
+
+
+def test_free_resources_count_the_launchers_running_jobs_where_they_run() -> None:
+    nodes = {"a": {"Resources": _node(2, 4)}, "b": {"Resources": _node(1, 2, 1)}}
+    running = [(_job("r1", gpus=1), "b"), (_job("r2"), None)]
+    free = _free(nodes, running)
+    assert free == [_node(1, 3), _node(0, 1, 0)]
+    assert admit([_job("gpu", gpus=1)], set(), free, None) == []
+
+
+def test_how_an_attempt_ended_is_told_apart() -> None:
+    from ray.exceptions import NodeDiedError, RayTaskError, WorkerCrashedError
+
+    alive = {"node-b"}
+    assert _ended(NodeDiedError("gone"), "node-a", alive)[0] == "node_lost"
+    # a worker's death on a node that died too is the node's loss
+    assert _ended(WorkerCrashedError(), "node-a", alive)[0] == "node_lost"
+    assert _ended(WorkerCrashedError(), "node-b", alive) == ("worker_crashed", "WorkerCrashedError")
+    flaky = RayTaskError("run_sample", "Traceback ...", OSError("stale NFS handle"))
+    assert _ended(flaky, "node-b", alive) == ("raised", "OSError: stale NFS handle")
+    # the sample's own error is in its log: not an end to record, not retried
+    assert _ended(RayTaskError("run_sample", "tb", ValueError("bad")), "node-b", alive) == (
+        None,
+        "",
+    )
+
+
+def test_a_cut_attempt_says_what_cut_it(tmp_path: Path) -> None:
+    import json
+
+    job = SampleJob("g", "rebench", "oracle", "t", "t", 1, Resources(), str(tmp_path))
+
+    def marker(attempt: str, started: str, launch: str | None = "L1") -> None:
+        record = {"attempt": attempt, "started": started, "node_id": "ab" * 20, "host": "h"}
+        if launch:
+            record["launch"] = launch
+        (tmp_path / f"{started}-{attempt}.attempt").write_text(json.dumps(record))
+
+    marker("a1", "20260101T000001Z")
+    write_end(str(tmp_path), "a1", "node_lost", "node abababababab")
+    marker("a2", "20260101T000002Z")
+    write_end(str(tmp_path), "a2", "worker_crashed", "WorkerCrashedError")
+    marker("a3", "20260101T000003Z")
+    write_end(str(tmp_path), "a3", "launcher_interrupted")
+    marker("a4", "20260101T000004Z")  # no end record: no launcher saw it end
+    marker("a5", "20260101T000005Z", launch=None)  # before launches were recorded
+    reasons = [a.reason() for a in read_shard(job).attempts]
+    assert all("stopped without finishing" in r for r in reasons)
+    assert "its node was lost (node abababababab)" in reasons[0]
+    assert "its worker process died while its node stayed up" in reasons[1]
+    assert "the launcher was interrupted" in reasons[2]
+    assert "the launcher stopped (killed" in reasons[3]
+    assert "the node or its worker was lost" in reasons[4]

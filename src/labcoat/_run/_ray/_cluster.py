@@ -1,8 +1,15 @@
-"""Connecting to Ray: a local instance or a cluster, with the model keys in the runtime env.
+"""Connecting to Ray: a private local instance or a cluster, with the model keys in the
+runtime env.
 
 Variables that configure model providers (`*_API_KEY`, `*_BASE_URL`, ...) reach the node
 processes through Ray's runtime env; they never reach a sandbox, because the bwrap sandbox
 passes no host variable it is not told to name.
+
+`--ray` without an address starts a private instance on this machine, always: never a
+cluster named by `RAY_ADDRESS` or one already running here. Its node address is loopback,
+so every Ray process of it listens on and connects through 127.0.0.1 only, and it requires
+a token (Ray's token authentication) made for this launch, which only its own processes
+hold (in their environment, never in a file).
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import atexit
 import logging
 import os
 import re
+import secrets
 from types import ModuleType
 from typing import Any
 
@@ -62,8 +70,33 @@ def check_address(address: str) -> str:
     )
 
 
+PRIVATE_ENV = {
+    # Ray's switch for "this node is not part of a network cluster": its node address is
+    # loopback, and then its gRPC servers listen on loopback only
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_AUTH_MODE": "token",
+}
+"""What the launcher and the private instance's processes (they inherit it) run with."""
+LOOPBACK = "127.0.0.1"
+
+
+def start_private(ray: ModuleType, **kwargs: Any) -> None:
+    """A new Ray instance on this machine for this process alone: loopback, with a token."""
+    from ray._private import ray_constants
+    from ray._raylet import AuthenticationTokenLoader, Config
+
+    os.environ.pop("RAY_ADDRESS", None)  # children must not find another cluster either
+    os.environ.update(PRIVATE_ENV)
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    # this process imported Ray already: what it read of the environment, it reads again
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
+    ray.init(address="local", include_dashboard=False, _node_ip_address=LOOPBACK, **kwargs)
+
+
 def connect(address: str) -> ModuleType:
-    """Join the cluster at `address` (or start a local instance), once per process."""
+    """Join the cluster at `address` (or start a private local instance), once per process."""
     ray = require_ray()
     if ray.is_initialized():
         return ray
@@ -75,15 +108,10 @@ def connect(address: str) -> ModuleType:
     }
     try:
         if address == LOCAL:
-            ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", **kwargs)
+            start_private(ray, **kwargs)
             atexit.register(ray.shutdown)
         else:
             ray.init(address=address, **kwargs)
     except ConnectionError as ex:
         raise LabcoatError(f"--ray {address}: cannot reach the Ray cluster ({ex})") from None
     return ray
-
-
-def node_capacities(ray: ModuleType) -> list[dict[str, float]]:
-    """The resources of each alive node."""
-    return [dict(n["Resources"]) for n in ray.nodes() if n.get("Alive")]

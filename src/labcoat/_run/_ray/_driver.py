@@ -1,16 +1,22 @@
 """The launcher: plan the jobs, skip the finished ones, let Ray place the rest, merge logs.
 
-Every (sample, epoch) is a Ray task with the sample's declared resources; Ray schedules,
-retries a task whose node or worker is lost (`max_retries`), and retries the listed
-infrastructure exceptions (`retry_exceptions`). The launcher only submits, watches and
-merges: killing it loses nothing a node has logged, and the same command resumes.
+Every (sample, epoch) is a Ray task with the sample's declared resources; Ray places it.
+The launcher keeps the queue (handing Ray what the cluster can start now), retries an
+attempt whose node or worker is lost, or which raised a listed infrastructure exception,
+ahead of new work, records how each such attempt ended, and merges the logs: killing it
+loses nothing a node has logged, and the same command resumes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 import time
+import uuid
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,19 +25,20 @@ from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import ModelCost
 
 from labcoat._run._inspected import inspected_results
-from labcoat._run._ray._cluster import connect, node_capacities
+from labcoat._run._ray._cluster import connect
 from labcoat._run._ray._coordinator import Coordinator
 from labcoat._run._ray._merge import ShardState, merge_group, read_shard, write_merged
 from labcoat._run._ray._plan import Group, SampleJob, plan_groups
 from labcoat._run._ray._progress import Progress
 from labcoat._run._ray._spec import RunSpec
-from labcoat._run._ray._worker import AttemptOutcome, run_sample
+from labcoat._run._ray._worker import END_REASONS, AttemptOutcome, run_sample, write_end
 from labcoat._run._results import TaskResult
 from labcoat.families import TaskEntry
 from labcoat.suites import BUNDLED, resolve_target
 
 MAX_RETRIES = 2
-"""Further attempts when a node or worker is lost, or a listed exception is raised."""
+"""Further attempts when a node or worker is lost, or a listed exception is raised (the
+launcher retries, ahead of new work; Ray itself does not)."""
 RETRY_EXCEPTIONS = [OSError, ConnectionError, TimeoutError]
 """Infrastructure failures of a node (a shared filesystem hiccup); anything else is the
 sample's own error, already in its log."""
@@ -155,11 +162,13 @@ def run_on_ray(
         max_connections=connections if models else None,
         model_timeout=options.model_timeout,
         coordinator=coordinator,
+        launch=uuid.uuid4().hex[:12],
     )
     remote = ray.remote(run_sample)
     progress = Progress(run, enabled=options.display != "none")
     try:
-        _execute(ray, run, todo, remote, spec, coordinator, progress, options.max_samples)
+        with _term_interrupts():
+            _execute(ray, run, todo, remote, spec, coordinator, progress, options.max_samples)
     except KeyboardInterrupt:
         progress.stop()
         for group in groups:
@@ -181,6 +190,30 @@ def run_on_ray(
     return success, inspected_results(run.logs, options.inspect)
 
 
+@dataclass
+class _InFlight:
+    job: SampleJob
+    attempt: str
+
+
+@contextlib.contextmanager
+def _term_interrupts() -> Iterator[None]:
+    """SIGTERM stops the launcher as Ctrl-C does (a batch system's stop, `kill`), so it
+    records that the attempts it started were ended by its stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _execute(
     ray: Any,
     run: RayRun,
@@ -191,8 +224,16 @@ def _execute(
     progress: Progress,
     max_in_flight: int | None,
 ) -> None:
+    """Hand Ray only what the cluster can start now, a lost sample's retry first.
+
+    The launcher keeps the queue: a job goes to Ray when the free resources the launcher
+    sees (alive nodes, less what its running jobs hold) fit it, so Ray's own queue stays
+    empty and a retry, put at the front, starts as soon as a node can take it instead of
+    behind every sample not yet started. The launcher retries, not Ray: it sees how each
+    attempt ended and records it beside the attempt's marker (`write_end`)."""
     by_group = {g.key: g for g in run.groups}
-    capacities = node_capacities(ray)
+    nodes = _alive_nodes(ray)
+    capacities = [dict(n["Resources"]) for n in nodes.values()]
     pending: deque[SampleJob] = deque()
     for job in todo:
         if _fits(job, capacities):
@@ -202,51 +243,162 @@ def _execute(
                 f"no node of the cluster has {job.resources.describe()} for this sample; "
                 "add one and run the same command again"
             )
-    in_flight: dict[Any, SampleJob] = {}
-    alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+    retrying: set[tuple[str, str, int]] = set()
+    tries: dict[tuple[str, str, int], int] = {}
+    in_flight: dict[Any, _InFlight] = {}
     last_merge = time.monotonic()
     dirty: set[str] = set()
     progress.start(len(todo) - len(pending))
-    while pending or in_flight:
-        while pending and (not max_in_flight or len(in_flight) < max_in_flight):
-            job = pending.popleft()
-            ref = remote.options(
-                max_retries=MAX_RETRIES,
-                retry_exceptions=RETRY_EXCEPTIONS,
-                **job.resources.ray_options(),
-            ).remote(job, spec)
-            in_flight[ref] = job
-        ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=POLL_S)
-        for ref in ready:
-            job = in_flight.pop(ref)
-            try:
-                outcome = ray.get(ref)
-                run.outcomes[job.key] = outcome
-            except Exception as ex:  # retries used up: the sample is an error, with why
-                run.failures[job.key] = _reason(ex)
-            dirty.add(job.group)
-            progress.finished(job, run.outcomes.get(job.key), run.failures.get(job.key))
-        alive = _release_lost_nodes(ray, coordinator, alive)
-        done_groups = {
-            g for g in dirty if not any(j.group == g for j in (*pending, *in_flight.values()))
-        }
-        if done_groups or time.monotonic() - last_merge > MERGE_EVERY_S:
-            for key in sorted(dirty):
-                run.merge(by_group[key], final=key in done_groups)
-            dirty.clear()
-            last_merge = time.monotonic()
-        progress.update(coordinator, in_flight.values(), pending)
+    try:
+        while pending or in_flight:
+            if pending:
+                placed = _placed(ray, coordinator) if in_flight else {}
+                free = _free(nodes, [(f.job, placed.get(f.job.key)) for f in in_flight.values()])
+                room = None if not max_in_flight else max_in_flight - len(in_flight)
+                for job in admit(pending, retrying, free, room):
+                    pending.remove(job)
+                    retrying.discard(job.key)
+                    tries[job.key] = tries.get(job.key, 0) + 1
+                    attempt = uuid.uuid4().hex[:12]
+                    ref = remote.options(
+                        max_retries=0, retry_exceptions=False, **job.resources.ray_options()
+                    ).remote(job, spec, attempt)
+                    in_flight[ref] = _InFlight(job, attempt)
+            if in_flight:  # back as soon as one ends (its room goes to the next), with
+                # every other that has ended by then
+                ready, rest = ray.wait(list(in_flight), num_returns=1, timeout=POLL_S)
+                if ready and rest:
+                    ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+            else:  # waiting for a node with room (one lost, its replacement not yet up)
+                ready = []
+                time.sleep(POLL_S)
+            lost_nodes = set(nodes)
+            nodes = _alive_nodes(ray)
+            lost_nodes -= set(nodes)
+            for node_id in lost_nodes:  # slots held by processes on a dead node come back
+                coordinator.release_holder.remote(node_id)
+            for ref in ready:
+                flight = in_flight.pop(ref)
+                job = flight.job
+                try:
+                    run.outcomes[job.key] = ray.get(ref)
+                except Exception as ex:
+                    kind, detail = _ended(ex, _attempt_node(job, flight.attempt), set(nodes))
+                    if kind is not None:
+                        write_end(job.shard_dir, flight.attempt, kind, detail)
+                    if kind is not None and tries[job.key] <= MAX_RETRIES:
+                        pending.appendleft(job)  # ahead of every sample not yet started
+                        retrying.add(job.key)
+                        progress.retrying(job, END_REASONS[kind])
+                        continue
+                    run.failures[job.key] = _reason(ex, tries[job.key])
+                dirty.add(job.group)
+                progress.finished(job, run.outcomes.get(job.key), run.failures.get(job.key))
+            busy = {j.group for j in pending} | {f.job.group for f in in_flight.values()}
+            done_groups = dirty - busy
+            if done_groups or time.monotonic() - last_merge > MERGE_EVERY_S:
+                for key in sorted(dirty):
+                    run.merge(by_group[key], final=key in done_groups)
+                dirty.clear()
+                last_merge = time.monotonic()
+            progress.update(coordinator, (f.job for f in in_flight.values()), pending)
+    except KeyboardInterrupt:
+        # the attempts this launcher started end with it: say so where they are recorded
+        for flight in in_flight.values():
+            with contextlib.suppress(Exception):
+                if _attempt_node(flight.job, flight.attempt) is not None:
+                    write_end(flight.job.shard_dir, flight.attempt, "launcher_interrupted")
+        raise
 
 
-def _release_lost_nodes(ray: Any, coordinator: Any, alive: set[str]) -> set[str]:
-    """Slots held by processes on a node that died are given back."""
-    now = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
-    for node_id in alive - now:
-        coordinator.release_holder.remote(node_id)
-    return now
+def _alive_nodes(ray: Any) -> dict[str, dict[str, Any]]:
+    return {n["NodeID"]: n for n in ray.nodes() if n.get("Alive")}
 
 
-def _reason(ex: Exception) -> str:
+def _placed(ray: Any, coordinator: Any) -> dict[tuple[str, str, int], str]:
+    """The node each started job runs on, as the workers told the coordinator."""
+    try:
+        board = ray.get(coordinator.board.remote(), timeout=5)
+    except Exception:  # the coordinator restarting: place the running jobs by first fit
+        return {}
+    return {tuple(key): entry["node_id"] for key, entry in board.items()}  # type: ignore[misc]
+
+
+RESOURCE_NAMES = {"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"}
+
+
+def _take(free: dict[str, float], job: SampleJob) -> bool:
+    need = {RESOURCE_NAMES[k]: v for k, v in job.resources.ray_options().items() if v}
+    if any(free.get(name, 0.0) < v for name, v in need.items()):
+        return False
+    for name, v in need.items():
+        free[name] = free.get(name, 0.0) - v
+    return True
+
+
+def _free(
+    nodes: dict[str, dict[str, Any]], running: list[tuple[SampleJob, str | None]]
+) -> list[dict[str, float]]:
+    """Each alive node's resources less what the launcher's running jobs hold there (a job
+    whose node is not known yet counts on the first node it fits)."""
+    free = {node_id: dict(n["Resources"]) for node_id, n in nodes.items()}
+    unplaced = []
+    for job, node_id in running:
+        if node_id in free:
+            _take(free[node_id], job)
+        else:
+            unplaced.append(job)
+    for job in unplaced:
+        any(_take(node, job) for node in free.values())
+    return list(free.values())
+
+
+def admit(
+    pending: Iterable[SampleJob],
+    priority: set[tuple[str, str, int]],
+    free: list[dict[str, float]],
+    room: int | None,
+) -> list[SampleJob]:
+    """The pending jobs to hand Ray now, in queue order: each that fits what is free
+    (first fit, taken from `free`); a job that does not fit yet waits, and nothing passes
+    a waiting retry (`priority`), so a lost sample never waits behind new work."""
+    chosen: list[SampleJob] = []
+    for job in pending:
+        if room is not None and len(chosen) >= room:
+            break
+        if any(_take(node, job) for node in free):
+            chosen.append(job)
+        elif job.key in priority:
+            break
+    return chosen
+
+
+def _attempt_node(job: SampleJob, attempt: str) -> str | None:
+    """The node an attempt started on, from its marker (None: it never started)."""
+    for a in read_shard(job).attempts:
+        if a.marker.get("attempt") == attempt:
+            return str(a.marker.get("node_id") or "") or None
+    return None
+
+
+def _ended(ex: Exception, node_id: str | None, alive: set[str]) -> tuple[str | None, str]:
+    """How an attempt whose Ray task failed ended: a kind of `END_REASONS` (retried), or
+    None for the sample's own error (in its log; not retried)."""
+    from ray.exceptions import NodeDiedError, RayError, RayTaskError, TaskCancelledError
+
+    if isinstance(ex, RayTaskError):
+        cause = getattr(ex, "cause", None)
+        if isinstance(cause, tuple(RETRY_EXCEPTIONS)):
+            return "raised", f"{type(cause).__name__}: {cause}"
+        return None, ""
+    if isinstance(ex, TaskCancelledError) or not isinstance(ex, RayError):
+        return None, ""
+    if isinstance(ex, NodeDiedError) or (node_id is not None and node_id not in alive):
+        return "node_lost", f"node {node_id[:12]}" if node_id else ""
+    return "worker_crashed", type(ex).__name__
+
+
+def _reason(ex: Exception, attempts: int) -> str:
     """Why a job's Ray task failed: the error's last line (its traceback's cause)."""
     lines = [line.strip() for line in str(ex).strip().splitlines() if line.strip()]
     last = lines[-1][:300] if lines else type(ex).__name__
@@ -254,4 +406,4 @@ def _reason(ex: Exception) -> str:
 
     if isinstance(ex, RayTaskError):
         return f"the sample's Ray task raised {last}"
-    return f"the sample's Ray task failed after {MAX_RETRIES + 1} attempt(s): {last}"
+    return f"the sample's Ray task failed after {attempts} attempt(s): {last}"

@@ -31,7 +31,13 @@ from inspect_ai.log import (
 from inspect_ai.model import ModelOutput
 
 from labcoat._run._ray._plan import Group, SampleJob
-from labcoat._run._ray._worker import ATTEMPT_SUFFIX, RAY_METADATA
+from labcoat._run._ray._worker import (
+    ATTEMPT_SUFFIX,
+    END_REASONS,
+    END_SUFFIX,
+    LAUNCHER_STOPPED,
+    RAY_METADATA,
+)
 
 FINISHED = ("success", "error", "cancelled")
 
@@ -41,6 +47,8 @@ class Attempt:
     marker: dict
     log: str | None = None
     header: EvalLog | None = None
+    end: dict | None = None
+    """The launcher's record of how it ended without its log (`<attempt>.end`), if any."""
 
     @property
     def status(self) -> str:
@@ -52,10 +60,18 @@ class Attempt:
         if self.header is not None and self.header.error is not None:
             first = self.header.error.message.strip().splitlines()[:1]
             return f"attempt started {started} on {where} failed: {first[0] if first else ''}"
-        return (
-            f"attempt started {started} on {where} stopped without finishing "
-            "(the node or its worker was lost)"
-        )
+        return f"attempt started {started} on {where} stopped without finishing: {self.cause()}"
+
+    def cause(self) -> str:
+        """Why an attempt without a finished log stopped, as far as the records say."""
+        if self.end is not None:
+            kind = str(self.end.get("kind", ""))
+            detail = str(self.end.get("detail") or "")
+            text = END_REASONS.get(kind, kind or "unknown")
+            return f"{text} ({detail})" if detail else text
+        if self.marker.get("launch"):  # a launcher records every end it sees
+            return LAUNCHER_STOPPED
+        return "the node or its worker was lost"  # started before launches were recorded
 
 
 @dataclass
@@ -90,14 +106,22 @@ def read_shard(job: SampleJob) -> ShardState:
         return state
     markers: dict[str, Attempt] = {}
     logs: list[str] = []
+    ends: dict[str, dict] = {}
     for info in sorted(fs.ls(job.shard_dir), key=lambda i: i.name):
         location = info.name
         if location.endswith(ATTEMPT_SUFFIX):
             with file(location, "r") as f:
                 marker = json.loads(f.read())
             markers[marker["attempt"]] = Attempt(marker)
+        elif location.endswith(END_SUFFIX):
+            with file(location, "r") as f:
+                end = json.loads(f.read())
+            ends[str(end.get("attempt"))] = end
         elif location.endswith(".eval"):
             logs.append(location)
+    for attempt_id, end in ends.items():
+        if attempt_id in markers:
+            markers[attempt_id].end = end
     for location in logs:
         try:
             header = read_eval_log(location, header_only=True)

@@ -99,6 +99,18 @@ class Progress:
             soft_wrap=True,
         )
 
+    def retrying(self, job: SampleJob, why: str) -> None:
+        """An attempt ended without its log and runs again, ahead of new work."""
+        if not self._enabled or self._live is not None:
+            return
+        self._console.print(
+            f"{job.family}/{job.agent} {job.sample_id} (epoch {job.epoch}): {why}; "
+            "retrying it first",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
     def update(
         self, coordinator: Any, in_flight: Iterable[SampleJob], pending: Iterable[SampleJob]
     ) -> None:

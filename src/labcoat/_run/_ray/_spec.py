@@ -30,3 +30,5 @@ class RunSpec:
     """Seconds per model-call attempt (Inspect's `attempt_timeout`)."""
     coordinator: Any = None
     """The run's coordinator actor (model slots, progress), or None."""
+    launch: str = ""
+    """This launch's id: attempt markers carry it."""

@@ -3,7 +3,11 @@
 The node builds the sample's labcoat task exactly as a local run would, runs Inspect on
 it with a sample-id filter, and writes the attempt's `.eval` log into the job's shard
 directory of the shared log dir. Before that it leaves an attempt marker there, so a
-node lost before Inspect writes anything still leaves the reason for its retry.
+node lost before Inspect writes anything still leaves the reason for its retry. When an
+attempt ends without its log (its node lost, its worker crashed, the launcher
+interrupted), the launcher, which sees that end, leaves `<attempt>.end` beside the marker
+saying which: an attempt with neither a finished log nor an end record was cut while no
+launcher watched it (the launcher was killed).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from labcoat._run._ray._spec import RunSpec
 from labcoat.grading import Reservation, sample_reservation
 
 ATTEMPT_SUFFIX = ".attempt"
+END_SUFFIX = ".end"
 RAY_METADATA = "labcoat_ray"
 
 
@@ -67,6 +72,36 @@ def write_marker(shard_dir: str, attempt: dict[str, Any]) -> str:
     return location
 
 
+def write_end(shard_dir: str, attempt: str, kind: str, detail: str = "") -> None:
+    """`<shard>/<attempt>.end`: why an attempt ended without its log (the launcher's view).
+
+    `kind` is one of `END_REASONS`; written only where the attempt left its marker."""
+    fs = filesystem(shard_dir)
+    if not fs.exists(shard_dir):
+        return
+    record = {
+        "attempt": attempt,
+        "kind": kind,
+        "detail": detail[:300],
+        "ended": datetime.now(UTC).isoformat(),
+    }
+    with file(f"{shard_dir}/{attempt}{END_SUFFIX}", "w") as f:
+        f.write(json.dumps(record))
+
+
+END_REASONS = {
+    "node_lost": "its node was lost",
+    "worker_crashed": "its worker process died while its node stayed up",
+    "raised": "the node raised an infrastructure error",
+    "launcher_interrupted": "the launcher was interrupted (Ctrl-C or SIGTERM) and ended it",
+}
+"""What an `.end` record's kind means, as an attempt's retry reason says it."""
+LAUNCHER_STOPPED = (
+    "the launcher stopped (killed, or its machine lost) while it ran, and Ray ended it"
+)
+"""An attempt of a launch that never recorded its end: no launcher was there to see it."""
+
+
 _TASKS: dict[str, Task] = {}
 TASK_CACHE_SIZE = 8
 
@@ -89,13 +124,15 @@ def _task_for(spec: RunSpec, job: SampleJob) -> Task:
     return task
 
 
-def run_sample(job: SampleJob, spec: RunSpec) -> AttemptOutcome:
-    """One attempt at one job, on whichever node Ray placed it."""
+def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOutcome:
+    """One attempt at one job, on whichever node Ray placed it (the launcher names the
+    attempt, so it can record how an attempt it saw end without a log ended)."""
     register_hook()  # first: in place before anything here creates a model
     start = time.monotonic()
     node = node_identity()
     attempt = {
-        "attempt": uuid.uuid4().hex[:12],
+        "attempt": attempt_id or uuid.uuid4().hex[:12],
+        "launch": spec.launch,
         "sample_id": str(job.sample_id),
         "epoch": job.epoch,
         "started": datetime.now(UTC).isoformat(),
