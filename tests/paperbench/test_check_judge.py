@@ -420,43 +420,48 @@ def test_python_checks_must_compile() -> None:
         parse_sidecar(rerun, RUBRIC)
 
 
-async def test_results_that_do_not_change_with_the_seed_count_for_nothing(
-    tmp_path: Path, repo: Path
-) -> None:
+TAIL_CHECK = {
+    "leaf": "ra", "kind": "json_value", "file": "results/metrics.json",
+    "key": "loss.tail", "value": 0.2, "rel_tolerance": 0.1,
+}  # fmt: skip
+
+
+async def judge_rerun(
+    tmp_path: Path, repo: Path, rerun_spec: dict, tail_again: float
+) -> tuple[float, tuple[str, ...]]:
+    """The check judge on `repo` and a re-run whose `loss.tail` is `tail_again`:
+    (the score of leaf ra, the flags)."""
     from labcoat.families.paperbench import Rerun
 
     again = tmp_path / "again"
-    again.mkdir()
-    (again / "results").mkdir()
-    sidecar = parse_sidecar(
-        {
-            "rerun": {"env": {"SEED": "7"}, "must_change": [{"file": "results/metrics.json", "key": "loss.tail"}]},
-            "checks": [
-                {"leaf": "ra", "kind": "json_value", "file": "results/metrics.json",
-                 "key": "loss.tail", "value": 0.2, "rel_tolerance": 0.1},
-            ],
-        },
-        RUBRIC,
-    )  # fmt: skip
+    (again / "results").mkdir(parents=True, exist_ok=True)
+    sidecar = parse_sidecar({"rerun": rerun_spec, "checks": [TAIL_CHECK]}, RUBRIC)
+    data = json.loads((repo / "results" / "metrics.json").read_text())
+    data["loss"]["tail"] = tail_again
+    (again / "results" / "metrics.json").write_text(json.dumps(data))
+    rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"})
+    view = LocalFiles(repo)
+    inp = JudgeInput(
+        paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
+    )
+    runner = host_command_runner({"submission": repo, "executed": repo, "rerun": again})
+    result = await CheckJudge(runner=runner, sidecar=sidecar).judge(inp)
+    return result.tree.at(RA).score, result.flags
 
-    async def run(tail_again: float) -> tuple[float, tuple[str, ...]]:
-        data = json.loads((repo / "results" / "metrics.json").read_text())
-        data["loss"]["tail"] = tail_again
-        (again / "results" / "metrics.json").write_text(json.dumps(data))
-        rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"})
-        view = LocalFiles(repo)
-        inp = JudgeInput(
-            paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
-        )
-        result = await CheckJudge(sidecar=sidecar).judge(inp)
-        return result.tree.at(RA).score, result.flags
 
-    assert await run(0.19) == (1.0, ())  # changed, and still within the tolerance
-    score, flags = await run(0.21)  # the same number as the first run: typed, not computed
+MUST_CHANGE = [{"file": "results/metrics.json", "key": "loss.tail"}]
+
+
+async def test_results_that_do_not_change_with_the_seed_count_for_nothing(
+    tmp_path: Path, repo: Path
+) -> None:
+    spec = {"env": {"SEED": "7"}, "must_change": MUST_CHANGE}
+    assert await judge_rerun(tmp_path, repo, spec, 0.19) == (1.0, ())  # changed, in tolerance
+    score, flags = await judge_rerun(tmp_path, repo, spec, 0.21)  # the first run's number
     assert score == 0.0 and any(
         "did not change when reproduce.sh ran again with SEED=7" in f for f in flags
     )
-    assert (await run(0.5))[0] == 0.0  # changed, but wrong on the re-run
+    assert (await judge_rerun(tmp_path, repo, spec, 0.5))[0] == 0.0  # changed, but wrong
 
 
 RECOMPUTE = """
@@ -471,40 +476,13 @@ async def test_results_the_submissions_code_does_not_give_count_for_nothing(
     tmp_path: Path, repo: Path
 ) -> None:
     """Numbers that change with the seed pass `must_change`; `recompute` ties them to code."""
-    from labcoat.families.paperbench import Rerun
-
-    again = tmp_path / "again"
-    (again / "results").mkdir(parents=True)
-    sidecar = parse_sidecar(
-        {
-            "rerun": {
-                "env": {"SEED": "7"},
-                "must_change": [{"file": "results/metrics.json", "key": "loss.tail"}],
-                "recompute": [{"code": RECOMPUTE, "note": "the tail loss"}],
-            },
-            "checks": [
-                {"leaf": "ra", "kind": "json_value", "file": "results/metrics.json",
-                 "key": "loss.tail", "value": 0.2, "rel_tolerance": 0.1},
-            ],
-        },
-        RUBRIC,
-    )  # fmt: skip
-    runner = host_command_runner({"submission": repo, "executed": repo, "rerun": again})
-
-    async def run(tail_again: float) -> tuple[float, tuple[str, ...]]:
-        data = json.loads((repo / "results" / "metrics.json").read_text())
-        data["loss"]["tail"] = tail_again
-        (again / "results" / "metrics.json").write_text(json.dumps(data))
-        rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"})
-        view = LocalFiles(repo)
-        inp = JudgeInput(
-            paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
-        )
-        result = await CheckJudge(runner=runner, sidecar=sidecar).judge(inp)
-        return result.tree.at(RA).score, result.flags
-
-    assert await run(0.19) == (1.0, ())  # what the code gives
-    score, flags = await run(0.195)  # changed with the seed, within tolerance, not computed
+    spec = {
+        "env": {"SEED": "7"},
+        "must_change": MUST_CHANGE,
+        "recompute": [{"code": RECOMPUTE, "note": "the tail loss"}],
+    }
+    assert await judge_rerun(tmp_path, repo, spec, 0.19) == (1.0, ())  # what the code gives
+    score, flags = await judge_rerun(tmp_path, repo, spec, 0.195)  # moved, in tolerance
     assert score == 0.0
     assert any("own code does not give the results" in f and "0.19" in f for f in flags), flags
 

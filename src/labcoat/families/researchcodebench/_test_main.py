@@ -210,10 +210,8 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
     def path_text(value):
         """A path argument as text, without running code the completion could define."""
         kind = type(value)
-        if kind is str:
-            return value
-        if kind is bytes:
-            return value.decode("utf-8", "replace")
+        if kind is str or kind is bytes:
+            return plain(value)
         if kind is int:
             return None  # a descriptor already open
         if kind is path_types[0] or kind is path_types[1]:
