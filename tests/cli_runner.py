@@ -19,7 +19,9 @@ def run_cli(*args: str) -> int:
 
 
 def run_cli_captured(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `labcoat ARGS...`."""
+    """(exit code, stdout, stderr) of `labcoat ARGS...` (what the test printed before, such
+    as an Inspect warning of the eval it ran first, is not the command's)."""
+    capsys.readouterr()
     code = run_cli(*args)
     out, err = capsys.readouterr()
     return code, out, err
