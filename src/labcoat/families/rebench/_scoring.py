@@ -289,76 +289,71 @@ def rebench_scorer():
 
     @budgeted  # a grader that hangs times out in here, not as an error
     async def score(state: TaskState, target: Target) -> Score:
-        return await _final_score(state)
+        sample = SampleTask.of(state.metadata)
+        await stop_agent_processes()
+        submission = state.output.completion if state.output else ""
+        details: dict[str, Any] = {}
+        log: list[dict[str, Any]] | None = None
+        if sample.intermediate_scoring:
+            await record_intermediate_score(sample, kind="final")
+            log = store().get(SCORE_LOG, [])
+            details["score_log"] = log
+        manual = False
+        if sample.has_aggregate or sample.has_score:
+            result, output, failed = await _final_from_family(sample, submission, log)
+            function = "aggregate_scores" if sample.has_aggregate else "score"
+            if _exited(failed):
+                raise scoring_exited(sample, function, failed)
+            rule = f"the family's {function}" + ("" if sample.has_aggregate else "()")
+            details["scorer_output"] = output[-4000:]
+            raw: float | None = None
+            if failed is not None:  # timed out, or printed no result
+                flag(f"final scoring {failed.why}")
+            elif result is None:
+                manual = True
+            else:
+                value = _number(result)
+                if value is None:
+                    flag(f"final scoring returned {result!r}, not a score")
+                elif math.isfinite(value):
+                    raw = value
+        elif sample.intermediate_scoring:
+            final = sample.score_spec["final"] if sample.score_spec else "last"
+            rule = f"the {final} intermediate score"
+            last = (log or [{}])[-1]
+            # `last` means the state the run ends in: if that cannot be scored, nothing counts
+            broken_end = last.get("status") == BROKEN
+            raw = None if final == "last" and broken_end else _final_raw(sample, log or [])
+        else:
+            manual, raw, rule = True, None, "the family defines no scoring"
+        run_flags = flags()
+        if manual:
+            return research_score(
+                None,
+                math.nan,
+                explanation=f"This task must be scored manually ({rule} gave no score).",
+                metadata={
+                    **details,
+                    MANUAL: True,
+                    "score_spec": sample.score_spec,
+                    INTEGRITY_FLAGS: run_flags,
+                },
+            )
+        normalized = normalize(raw, sample.score_spec)
+        explanation = f"raw {raw} from {rule}"
+        if raw is None:
+            explanation += " (no valid score: counted as the starting solution)"
+        if run_flags:
+            explanation += "; integrity flags: " + "; ".join(run_flags)
+        # a run worse than the start keeps its own figure beside the floored one
+        below = unfloored(raw, sample.score_spec) if raw is not None and sample.score_spec else None
+        below_floor = {"unfloored": below} if below is not None and below < FLOOR else {}
+        return research_score(
+            raw,
+            normalized if normalized is not None else math.nan,
+            explanation=explanation,
+            metadata={**details, "score_spec": sample.score_spec, INTEGRITY_FLAGS: run_flags},
+            **below_floor,
+        )
 
     return score
-
-
-async def _final_score(state: TaskState) -> Score:
-    """The final score, computed in a fresh protected sandbox."""
-    sample = SampleTask.of(state.metadata)
-    await stop_agent_processes()
-    submission = state.output.completion if state.output else ""
-    details: dict[str, Any] = {}
-    log: list[dict[str, Any]] | None = None
-    if sample.intermediate_scoring:
-        await record_intermediate_score(sample, kind="final")
-        log = store().get(SCORE_LOG, [])
-        details["score_log"] = log
-    manual = False
-    if sample.has_aggregate or sample.has_score:
-        result, output, failed = await _final_from_family(sample, submission, log)
-        function = "aggregate_scores" if sample.has_aggregate else "score"
-        if _exited(failed):
-            raise scoring_exited(sample, function, failed)
-        rule = f"the family's {function}" + ("" if sample.has_aggregate else "()")
-        details["scorer_output"] = output[-4000:]
-        raw: float | None = None
-        if failed is not None:  # timed out, or printed no result
-            flag(f"final scoring {failed.why}")
-        elif result is None:
-            manual = True
-        else:
-            value = _number(result)
-            if value is None:
-                flag(f"final scoring returned {result!r}, not a score")
-            elif math.isfinite(value):
-                raw = value
-    elif sample.intermediate_scoring:
-        final = sample.score_spec["final"] if sample.score_spec else "last"
-        rule = f"the {final} intermediate score"
-        last = (log or [{}])[-1]
-        # `last` means the state the run ends in: if that cannot be scored, nothing counts
-        broken_end = last.get("status") == BROKEN
-        raw = None if final == "last" and broken_end else _final_raw(sample, log or [])
-    else:
-        manual, raw, rule = True, None, "the family defines no scoring"
-    run_flags = flags()
-    if manual:
-        return research_score(
-            None,
-            math.nan,
-            explanation=f"This task must be scored manually ({rule} gave no score).",
-            metadata={
-                **details,
-                MANUAL: True,
-                "score_spec": sample.score_spec,
-                INTEGRITY_FLAGS: run_flags,
-            },
-        )
-    normalized = normalize(raw, sample.score_spec)
-    explanation = f"raw {raw} from {rule}"
-    if raw is None:
-        explanation += " (no valid score: counted as the starting solution)"
-    if run_flags:
-        explanation += "; integrity flags: " + "; ".join(run_flags)
-    # a run worse than the start keeps its own figure beside the floored one
-    below = unfloored(raw, sample.score_spec) if raw is not None and sample.score_spec else None
-    below_floor = {"unfloored": below} if below is not None and below < FLOOR else {}
-    return research_score(
-        raw,
-        normalized if normalized is not None else math.nan,
-        explanation=explanation,
-        metadata={**details, "score_spec": sample.score_spec, INTEGRITY_FLAGS: run_flags},
-        **below_floor,
-    )

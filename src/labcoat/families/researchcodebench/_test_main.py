@@ -71,7 +71,8 @@ def _labcoat_installed(run_dir):
 
 
 def _labcoat_install(cfg, wrapper_codes, finish_codes):
-    """Register the audit hook; only the hook ever holds the nonce and the tallies."""
+    """Register the audit hook; only the hook ever holds the nonce and the tallies.
+    Returns the prefixes of installed code (`_labcoat_installed`)."""
     import json
     import os
     import sys
@@ -359,6 +360,7 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
     except Exception:  # not Linux, or no libc: nothing to narrow
         pass
     sys.addaudithook(hook)
+    return installed
 
 
 def _labcoat_run(cfg, fresh_modules):
@@ -373,7 +375,7 @@ def _labcoat_run(cfg, fresh_modules):
 
     wrapper_codes = set()
     finish_codes = set()
-    _labcoat_install(cfg, wrapper_codes, finish_codes)
+    installed = _labcoat_install(cfg, wrapper_codes, finish_codes)
     for name in cfg.get("modules") or ():  # what the tests import from outside the paper:
         try:  # noqa: SIM105 - loaded now, so the tamper check below holds them
             __import__(name)
@@ -489,9 +491,9 @@ def _labcoat_run(cfg, fresh_modules):
                     held.append((f"{name}.{value.__qualname__}", value, members, 1))
         return held
 
+    from functools import _lru_cache_wrapper
     from types import FunctionType
 
-    installed = _labcoat_installed(run_dir + os.sep)
     # what tests decide with: no library changes these classes at run time
     strict = ("builtins", "unittest", "numpy", "torch._tensor", "torch.testing")
 
@@ -515,7 +517,7 @@ def _labcoat_run(cfg, fresh_modules):
             value = value.__func__
         elif type(value) is property:
             value = value.fget
-        if type(value).__name__ == "_lru_cache_wrapper" and type(value).__module__ == "functools":
+        if type(value) is _lru_cache_wrapper:
             value = value.__wrapped__
         if type(value) is FunctionType:
             name = value.__code__.co_filename
