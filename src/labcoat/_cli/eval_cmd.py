@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from labcoat._cli._human_run import run_for_person, wants_foreground
 from labcoat._cli._options import (
     COUNT,
     budget_options,
@@ -175,6 +176,8 @@ def command(
         model_args=parse_model_args(model_args),
     )
     check_run_options(options)  # before the log folder is made
+    if wants_foreground(agent):
+        sys.exit(run_for_person(sys.argv[1:], options.log_dir))
     with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
         success, results = run_entries(target, entries, options)
     if as_json:

@@ -32,6 +32,7 @@ from labcoat._version import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("labcoat._cli.list_cmd", "List the tasks in TARGET."),
     "eval": ("labcoat._cli.eval_cmd", "Run agents on the tasks in TARGET."),
+    "attach": ("labcoat._cli.attach_cmd", "Open the shell of a task waiting for a person."),
     "validate": ("labcoat._cli.validate_cmd", "Check every task: oracle ≈ 1, noop ≈ 0."),
     "check": ("labcoat._cli.check_cmd", "Preflight: what would stop each task."),
     "report": ("labcoat._cli.report_cmd", "One HTML report from .eval logs."),

@@ -17,6 +17,7 @@ from labcoat._run._interrupts import interrupted as was_interrupted
 from labcoat._run._models import check_model
 from labcoat._run._results import TaskResult
 from labcoat._run._tasks import build_tasks
+from labcoat.agents import WITHOUT_MODEL
 from labcoat.families import TaskEntry
 
 NO_MODEL = "none/none"
@@ -51,7 +52,7 @@ class RunOptions:
 def check_run_options(options: RunOptions) -> dict[str, Any]:
     """Everything about the options that can be wrong, found before a sandbox starts.
     Returns the model prices the run uses (registered with Inspect)."""
-    needs_model = [a for a in options.agents if a not in ("oracle", "noop")]
+    needs_model = [a for a in options.agents if a not in WITHOUT_MODEL]
     if needs_model and not options.model:
         raise LabcoatError(
             f"the {needs_model[0]} agent needs a model: pass --model (e.g. openai/gpt-5, "

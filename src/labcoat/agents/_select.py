@@ -1,4 +1,4 @@
-"""Which solver runs a sample: `--agent oracle|noop|research|claude-code|codex|cli:<cmd>`."""
+"""Which solver runs a sample: `--agent oracle|noop|research|human|claude-code|codex|cli:<cmd>`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from labcoat._errors import LabcoatError
 from labcoat.agents._external import CLI_PRESETS, external_agent
 from labcoat.agents._noop import noop_agent
 
-AGENT_NAMES = ("oracle", "noop", "research", *CLI_PRESETS, "cli:<command>")
+AGENT_NAMES = ("oracle", "noop", "research", "human", *CLI_PRESETS, "cli:<command>")
+WITHOUT_MODEL = ("oracle", "noop", "human")
+"""Agents that call no model (their runs use Inspect's `none/none`)."""
 
 FamilyTools = Callable[[dict], list[Tool]]
 """Extra tools a family gives the agent, built from the sample's metadata."""
@@ -29,6 +31,10 @@ def agent_solver(name: str, *, oracle: Callable[[], Solver], family_tools: Famil
         return oracle()
     if name == "noop":
         return noop_agent()
+    if name == "human":
+        from labcoat.agents.human import human_agent
+
+        return human_agent(family_tools=family_tools)
     if name == "research":
         from labcoat.agents.research import research_agent
 

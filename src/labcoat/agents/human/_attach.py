@@ -1,0 +1,117 @@
+"""`labcoat attach`: this terminal becomes the person's shell in a session's sandbox.
+
+Only the terminal is relayed: the shell runs in the sandbox, under the terminal server
+the eval started, so closing this terminal (a dropped SSH connection) detaches without
+ending anything. Ctrl-] detaches on purpose.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import termios
+import tty
+from collections.abc import Iterator
+
+from labcoat._errors import LabcoatError
+from labcoat.agents.human._sessions import LiveSession
+
+DETACH = b"\x1d"  # Ctrl-]
+
+
+def frame(kind: bytes, payload: bytes) -> bytes:
+    return kind + struct.pack(">I", len(payload)) + payload
+
+
+def _window(fd: int) -> bytes:
+    try:
+        size = os.get_terminal_size(fd)
+        rows, cols = size.lines, size.columns
+    except OSError:
+        rows, cols = 24, 80
+    return frame(b"w", json.dumps({"rows": rows, "cols": cols}).encode())
+
+
+@contextlib.contextmanager
+def _raw(fd: int) -> Iterator[None]:
+    if not os.isatty(fd):
+        yield
+        return
+    saved = termios.tcgetattr(fd)
+    tty.setraw(fd)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def attach(session: LiveSession, stdin: int = 0, stdout: int = 1) -> str:
+    """Relay this terminal to the session's shell until the session ends or the person
+    detaches; returns why it stopped."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(session.terminal)
+    except OSError as ex:
+        raise LabcoatError(f"cannot reach session {session.id} ({session.terminal}): {ex}") from ex
+    write_line(f"labcoat: attached to {session.sample} (epoch {session.epoch}); Ctrl-] detaches")
+    resized = [True]
+    previous = signal.signal(signal.SIGWINCH, lambda *_: resized.__setitem__(0, True))
+    try:
+        with _raw(stdin):
+            return _relay(conn, stdin, stdout, resized)
+    finally:
+        signal.signal(signal.SIGWINCH, previous)
+        conn.close()
+
+
+def _relay(conn: socket.socket, stdin: int, stdout: int, resized: list[bool]) -> str:
+    watching = [conn, stdin]
+    while True:
+        if resized[0]:
+            resized[0] = False
+            conn.sendall(_window(stdin))
+        try:
+            ready, _, _ = select.select(watching, [], [], 0.5)
+        except InterruptedError:
+            continue
+        if conn in ready:
+            data = conn.recv(65536)
+            if not data:
+                return "the session closed the terminal"
+            os.write(stdout, data)
+        if stdin in ready:
+            data = os.read(stdin, 65536)
+            if not data:  # end of input (not a terminal): keep showing until the end
+                watching = [conn]
+                continue
+            if DETACH in data and os.isatty(stdin):
+                before = data.split(DETACH, 1)[0]
+                if before:
+                    conn.sendall(frame(b"d", before))
+                return "detached"
+            conn.sendall(frame(b"d", data))
+
+
+def pick(sessions: list[LiveSession], wanted: str | None) -> LiveSession:
+    if wanted is not None:
+        matches = [s for s in sessions if s.id == wanted or s.id.startswith(wanted)]
+        if len(matches) != 1:
+            raise LabcoatError(f"no waiting session {wanted!r} (see `labcoat attach --list`)")
+        return matches[0]
+    if not sessions:
+        raise LabcoatError("no session is waiting for a person (start one with --agent human)")
+    if len(sessions) > 1:
+        names = ", ".join(f"{s.id} ({s.sample})" for s in sessions)
+        raise LabcoatError(f"several sessions are waiting: {names}; name one")
+    return sessions[0]
+
+
+def write_line(text: str) -> None:
+    sys.stderr.write(text + "\r\n" if os.isatty(0) else text + "\n")
+    sys.stderr.flush()

@@ -1,0 +1,120 @@
+"""`--agent human`: a scripted person types into real terminals, in real sandboxes, and the
+protected grader scores what they leave (docs/humans.md)."""
+
+from __future__ import annotations
+
+import glob
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import EvalSample, read_eval_log
+
+from labcoat.agents.human._record import RECORDING_KEY, SUMMARY_KEY
+from labcoat.families._score import normalized_of
+from tests.human_typist import LABCOAT, Typist
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bwrap sandboxes are Linux's")
+MINI = Path(__file__).parents[2] / "src/labcoat/suites/mini/rebench"
+
+
+def only_sample(log_dir: Path) -> EvalSample:
+    logs = glob.glob(str(log_dir / "**/*.eval"), recursive=True)
+    assert len(logs) == 1, logs
+    log = read_eval_log(logs[0])
+    assert log.samples and len(log.samples) == 1
+    return log.samples[0]
+
+
+def bash_calls(sample: EvalSample) -> list[tuple[str, str]]:
+    """(command, its output) as the log keeps them: an agent's `bash` calls."""
+    outputs = {m.tool_call_id: m.text for m in sample.messages if m.role == "tool"}
+    return [
+        (call.arguments.get("cmd", ""), outputs.get(call.id, ""))
+        for m in sample.messages
+        if m.role == "assistant"
+        for call in getattr(m, "tool_calls", None) or []
+        if call.function == "bash"
+    ]
+
+
+def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: Path) -> None:
+    """scaling_law (deterministic): the person's answer scores exactly as the oracle's."""
+    eval_run = subprocess.Popen(
+        [
+            LABCOAT,
+            "eval",
+            "mini",
+            "--agent",
+            "human",
+            "--task",
+            "scaling_law/main",
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        first = Typist("attach", "--wait", "240")
+        first.read_until("[task] ", timeout=240)
+        first.type("export REMEMBERED=still-here")
+        first.hang_up()  # the connection drops: the shell and the eval go on
+
+        again = Typist("attach", "--wait", "30")
+        again.read_until("[task] ")  # the screen's recent output is replayed
+        assert "still-here" in again.type('echo "$REMEMBERED"')
+        assert "paused" in again.type("task stop")
+        assert "running" in again.type("task start")
+        again.type("""echo '{"width": 362}' > solution/answer.json""")
+        again.type("task score")
+        again.type("task note picked the best width in the table")
+        again.type("task submit", wait_for="[y/N]")
+        again.type("y", wait_for="the session is over")
+        again.wait(60)
+        output, _ = eval_run.communicate(timeout=600)
+    finally:
+        eval_run.kill()
+    assert eval_run.returncode == 0, output
+
+    sample = only_sample(tmp_path / "logs")
+    assert normalized_of(sample.scores["rebench_scorer"]) == pytest.approx(1.0, abs=1e-3)
+    calls = dict(bash_calls(sample))
+    assert calls['echo "$REMEMBERED"'].strip() == "still-here"
+    assert """echo '{"width": 362}' > solution/answer.json""" in calls
+    assert any(
+        c.function == "score" for m in sample.messages for c in getattr(m, "tool_calls", None) or []
+    )
+    summary = sample.store[SUMMARY_KEY]
+    assert summary["ended_by"] == "submitted"
+    assert summary["attaches"] == 2
+    assert len(summary["pauses"]) == 1 and "resumed" in summary["pauses"][0]
+    assert 0 < summary["working_seconds"] <= summary["clock_seconds"]
+    assert "still-here" in sample.store[RECORDING_KEY]
+    notes = [
+        e for e in sample.events if e.event == "info" and (e.data or {}).get("human") == "note"
+    ]
+    assert notes and "best width" in notes[0].data["text"]
+
+
+@pytest.mark.slow  # the timing scorer runs twice (score tool and final), minutes on 2 cores
+def test_one_command_at_a_terminal_gives_the_oracles_score(tmp_path: Path) -> None:
+    """prefix_sum/main from `labcoat eval ... --agent human` at a terminal: the person
+    writes the reference's solution and scores as the oracle does (≥ validate's bound)."""
+    solution = (MINI / "prefix_sum/reference/solution/prefix_sum.py").read_text()
+    person = Typist(
+        "eval", "mini", "--agent", "human", "--task", "prefix_sum/main",
+        "--log-dir", str(tmp_path / "logs"),
+    )  # fmt: skip
+    person.read_until("[task] ", timeout=300)
+    person.type(f"cat > solution/prefix_sum.py <<'END'\n{solution}END")
+    assert "Traceback" not in person.type("python solution/check.py")
+    person.type("task submit", wait_for="[y/N]")
+    person.type("y", wait_for="the session is over")
+    assert person.wait(600) == 0, person.screen
+    sample = only_sample(tmp_path / "logs")
+    assert normalized_of(sample.scores["rebench_scorer"]) >= 0.9
+    assert any("cat > solution/prefix_sum.py" in cmd for cmd, _ in bash_calls(sample))
