@@ -100,7 +100,6 @@ def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: P
     assert notes and "best width" in notes[0].data["text"]
 
 
-@pytest.mark.slow  # the timing scorer runs twice (score tool and final), minutes on 2 cores
 def test_one_command_at_a_terminal_gives_the_oracles_score(tmp_path: Path) -> None:
     """prefix_sum/main from `labcoat eval ... --agent human` at a terminal: the person
     writes the reference's solution and scores as the oracle does (≥ validate's bound)."""

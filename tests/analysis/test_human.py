@@ -44,3 +44,33 @@ def test_bad_csvs_say_where(tmp_path: Path) -> None:
     bad.write_text("task,run_id,elapsed_minutes,score\nt1,h1,ten,0.5\n")
     with pytest.raises(LabcoatError, match=r"bad.csv:2: elapsed_minutes"):
         read_human_csv(bad)
+
+
+def test_humans_in_the_sandbox_and_imported_ones_sit_beside_the_agents(tmp_path: Path) -> None:
+    """A person's run from `--agent human` (working time from its session) and CSV
+    humans, marked apart, in the report's humans-and-agents section."""
+    from labcoat.agents.human import SUMMARY_KEY
+    from labcoat.report import build_report
+
+    write_log(tmp_path / "agent", [Sample(normalized=0.3, time_limit_minutes=60)])
+    person = {"working_seconds": 1800.0, "clock_seconds": 4000.0, "commands": 12}
+    write_log(
+        tmp_path / "person",
+        [Sample(normalized=0.8, store={SUMMARY_KEY: person}, total_time=4000.0)],
+        model="none/none",
+        agent="human",
+    )
+    (tmp_path / "humans.csv").write_text(
+        CSV.replace("task,", "task,label,").replace("t1,", "t1,expert,")
+    )
+    data = read_runs(tmp_path).with_humans(read_human_csv(tmp_path / "humans.csv"))
+    runs = data.runs.set_index("label")
+    assert runs.loc["human", "run_seconds"] == 1800.0  # working time, not the 4000 s on the clock
+    assert runs.loc["human", "tool_calls"] == 12
+    assert not runs.loc["human", "imported"] and runs.loc["expert", "imported"].all()
+    report = build_report(data)
+    section = report[report.index('id="humans"') :]
+    section = section[: section.index("</section>")]
+    assert "imported (CSV)" in section and "labcoat sandbox" in section
+    assert "human (human)" in section and "mockllm/model (agent)" in section
+    assert "<svg" in section  # the side-by-side figures

@@ -61,6 +61,7 @@ _FIGURES = [
     "steps",
     "tool_calls",
     "handoffs",
+    "imported",
     "gpus",
     "gpu_seconds",
     "gpu_peak_memory_mib",

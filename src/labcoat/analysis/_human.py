@@ -92,6 +92,7 @@ def read_human_csv(path: str | Path) -> HumanRuns:
                 "run_seconds": last["minutes"] * 60,
                 "cost": costs.get((label, task, run_id)),
                 "tool_calls": None,
+                "imported": True,  # from a CSV, not run in labcoat's sandbox
             }
         )
         for i, r in enumerate(rows):

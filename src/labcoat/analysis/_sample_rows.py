@@ -10,6 +10,7 @@ from inspect_ai.event import ToolEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
+from labcoat.agents.human import SUMMARY_KEY as HUMAN_KEY
 from labcoat.analysis._family import Family, Row, num
 from labcoat.families._score import NORMALIZED, RAW, WEIGHT
 from labcoat.integrity import run_flags
@@ -191,6 +192,10 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
     run_seconds = _run_seconds(steps, scores, tools, total)
     working = last.get("working_seconds")
     working = working if working is not None else num(sample.working_time)
+    person = store.get(HUMAN_KEY)
+    if isinstance(person, dict):  # a person's run: working time excludes their pauses
+        working = num(person.get("working_seconds"))
+        run_seconds = working if working is not None else run_seconds
     tokens = last.get("tokens") if last.get("tokens") is not None else tokens
     cost = last.get("cost") if last.get("cost") is not None else cost
     if ok and not any(s["final"] for s in scores):
@@ -240,8 +245,9 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "tokens": tokens,
         "cost": cost,
         "steps": len(steps),
-        "tool_calls": len(tools),
+        "tool_calls": person.get("commands") if isinstance(person, dict) else len(tools),
         "handoffs": len(store.get(HANDOFFS_KEY) or []),
+        "imported": False,
         **_gpu_fields(store.get(GPUS_KEY)),
     }
     parts: list[Row] = []

@@ -20,6 +20,7 @@ from labcoat.report._behaviour_section import behaviour
 from labcoat.report._context import Context, anchor, family_order, family_title, runs_by_task
 from labcoat.report._family_sections import FAMILY_EXTRAS
 from labcoat.report._html import page
+from labcoat.report._human_section import humans_and_agents
 from labcoat.report._plot_sections import CurveTables, family_overview, task_plots
 
 Progress = Callable[[str, int, int], None]
@@ -82,6 +83,7 @@ def build_report(
     steps: list[Callable[[], str]] = [lambda: sec.leaderboard(ctx), compute_curves]
     steps += [lambda f=f: _family_section(ctx, f, curves[0]) for f in families]
     steps += [
+        lambda: humans_and_agents(ctx, curves[0]),
         lambda: behaviour(ctx),
         lambda: sec.costs(ctx, human_hourly_usd),
         lambda: sec.integrity(ctx),
@@ -97,7 +99,9 @@ def build_report(
     nav = [("leaderboard", "Leaderboard")]
     nav += [(anchor("family", f), family_title(f)) for f in families]
     nav += [
-        (a, t) for a, t in (("behaviour", "Behaviour"), ("cost", "Cost")) if f'id="{a}"' in html
+        (a, t)
+        for a, t in (("humans", "Humans"), ("behaviour", "Behaviour"), ("cost", "Cost"))
+        if f'id="{a}"' in html
     ]
     nav += [("integrity", "Integrity"), ("runs", "Runs"), ("logs", "Logs")]
     return page(title, _header(data, title), nav, sections)
