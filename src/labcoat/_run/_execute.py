@@ -58,6 +58,11 @@ def check_run_options(options: RunOptions) -> dict[str, Any]:
             f"the {needs_model[0]} agent needs a model: pass --model (e.g. openai/gpt-5, "
             "or labcoat/scripted to try it offline)"
         )
+    if "human" in options.agents and (options.sandbox != "bwrap" or options.ray):
+        # the person's terminal is served from the bwrap sandbox on this machine
+        raise LabcoatError(
+            "--agent human runs on this machine in the bwrap sandbox: drop --ray / --sandbox"
+        )
     if options.model:
         check_model(options.model, model_args=options.model_args)
     for role, model in (options.model_roles or {}).items():
