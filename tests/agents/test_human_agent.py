@@ -4,6 +4,7 @@ protected grader scores what they leave (docs/humans.md)."""
 from __future__ import annotations
 
 import glob
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -98,6 +99,53 @@ def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: P
         e for e in sample.events if e.event == "info" and (e.data or {}).get("human") == "note"
     ]
     assert notes and "best width" in notes[0].data["text"]
+
+
+def _default_signals() -> None:
+    """As from a terminal: a runner started in the background ignores SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_an_interrupted_session_ends_and_the_rerun_offers_the_task_again(tmp_path: Path) -> None:
+    command = [LABCOAT, "eval", "mini", "--agent", "human", "--task", "scaling_law/main"]
+    command += ["--log-dir", str(tmp_path / "logs")]
+    first = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_default_signals,
+    )
+    try:
+        person = Typist("attach", "--wait", "240")
+        person.read_until("[task] ", timeout=240)
+        person.type("""echo '{"width": 45}' > solution/answer.json""")
+        first.send_signal(signal.SIGINT)  # the eval's Ctrl-C
+        person.read_until("the session is over", timeout=120)
+        assert person.wait(60) == 0
+        _, err = first.communicate(timeout=300)
+    finally:
+        first.kill()
+    assert first.returncode == 130, err[-2000:]
+
+    second = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    try:
+        person = Typist("attach", "--wait", "240")
+        person.read_until("[task] ", timeout=240)
+        # the re-run starts the sample again in a fresh sandbox: the first answer is gone
+        assert '"width": 45' not in person.type("cat solution/answer.json")
+        person.type("""echo '{"width": 362}' > solution/answer.json""")
+        person.type("task submit", wait_for="[y/N]")
+        person.type("y", wait_for="the session is over")
+        output, _ = second.communicate(timeout=600)
+    finally:
+        second.kill()
+    assert second.returncode == 0, output
+    logs = [read_eval_log(p) for p in glob.glob(str(tmp_path / "logs/**/*.eval"), recursive=True)]
+    done = [s for log in logs for s in log.samples or [] if s.scores]
+    assert len(done) == 1 and done[0].store[SUMMARY_KEY]["ended_by"] == "submitted"
+    assert normalized_of(done[0].scores["rebench_scorer"]) == pytest.approx(1.0, abs=1e-3)
 
 
 def test_one_command_at_a_terminal_gives_the_oracles_score(tmp_path: Path) -> None:
