@@ -87,6 +87,10 @@ VARIABLES: dict[str, EnvVar] = {
         EnvVar("LABCOAT_SANDBOX_USERNS", _FLAG, _choice("1", "0")),
         EnvVar("LABCOAT_SANDBOX_CGROUPS", _FLAG, _choice("1", "0")),
         EnvVar("LABCOAT_ANY_GPU_MODEL", _FLAG, _choice("1", "0")),
+        # kept final workspaces (docs/regrade.md)
+        EnvVar("LABCOAT_KEEP_WORKSPACES", _FLAG, _choice("1", "0")),
+        EnvVar("LABCOAT_KEEP_FILE_MB", "a number of megabytes > 0", _positive_number),
+        EnvVar("LABCOAT_KEEP_SAMPLE_MB", "a number of megabytes > 0", _positive_number),
     )
 }
 

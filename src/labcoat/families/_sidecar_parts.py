@@ -25,6 +25,17 @@ class Resources(StrictModel):
         return max(1, int(self.disk_gb * 1024))
 
 
+class KeepWorkspace(StrictModel):
+    """What of the final workspace is not kept for `labcoat regrade` (docs/regrade.md),
+    beyond labcoat's defaults (`__pycache__`, `.venv`, `*.pyc`): globs; one without `/`
+    matches a file or folder of that name anywhere, one with `/` a path from the root."""
+
+    exclude: tuple[str, ...] = ()
+
+    def to_metadata(self) -> dict[str, list[str]]:
+        return {"exclude": list(self.exclude)}
+
+
 class ValidationSpec(StrictModel):
     """`labcoat validate`'s pass rule for a task; looser than the default needs a reason."""
 

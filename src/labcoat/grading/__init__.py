@@ -6,6 +6,13 @@ own sandbox never holds them.
 """
 
 from labcoat.grading._budget import budgeted, scoring_budget, within_budget
+from labcoat.grading._keep import (
+    KEEP_SPEC,
+    KEPT,
+    find_manifest,
+    keep_workspace,
+    restore_workspace,
+)
 from labcoat.grading._placement import (
     Reservation,
     grader_placement,
@@ -24,15 +31,20 @@ from labcoat.grading._workspace import (
 )
 
 __all__ = [
+    "KEEP_SPEC",
+    "KEPT",
     "Reservation",
     "agent_workspace",
     "budgeted",
     "copy_into_sandbox",
     "exclusive_machine",
+    "find_manifest",
     "grader_placement",
     "grader_session",
+    "keep_workspace",
     "network_attempts",
     "pack_tree",
+    "restore_workspace",
     "run_placed",
     "sample_reservation",
     "scoring_budget",

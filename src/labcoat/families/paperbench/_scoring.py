@@ -43,7 +43,14 @@ from labcoat.families.paperbench._rubric import (
 )
 from labcoat.families.paperbench._runner import sandbox_command_runner
 from labcoat.families.paperbench._sidecar import SEED, load_sidecar
-from labcoat.grading import agent_workspace, budgeted, stop_agent_processes, within_budget
+from labcoat.grading import (
+    KEPT,
+    agent_workspace,
+    budgeted,
+    keep_workspace,
+    stop_agent_processes,
+    within_budget,
+)
 from labcoat.integrity import INTEGRITY_FLAGS, Blocklist
 
 EXPLANATION_CHARS = 300
@@ -185,6 +192,8 @@ def paperbench_scorer():
         paper = load_paper(spec.paper_dir)
         rubric = rubric_for(paper, spec)
         await stop_agent_processes()
+        # the submission and the agent's web searches (the blocklist report reads them)
+        kept = await keep_workspace(state, SUBMISSION_DIR, store_keys=(ATTEMPTS_KEY,))
         network_log = grading.network_attempts()
         blocklist = Blocklist.from_json(state.metadata.get("blocklist"))
         messages = [
@@ -275,6 +284,7 @@ def paperbench_scorer():
                 "variant": "Code-Dev" if spec.code_dev else None,
                 "blocklist": integrity,
                 "settings": spec.to_json(),
+                KEPT: kept,
             },
         )
 

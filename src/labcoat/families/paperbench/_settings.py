@@ -7,6 +7,8 @@ task:
   requirements: [numpy]            # Python packages in the agent's and the graders' sandboxes
   memory_gb: 4
   reproduce_gpus: 1                # GPUs of the reproduction's sandbox (a Ray run places it)
+  keep_workspace:                  # not kept for `labcoat regrade` (docs/regrade.md)
+    exclude: [checkpoints]
 ```
 
 Every field is optional; the task's arguments override them, and labcoat's defaults fill the
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from labcoat._errors import TaskDataError
 from labcoat._util.yaml_file import read_yaml
+from labcoat.families._sidecar_parts import KeepWorkspace
 from labcoat.families.paperbench._paper import Paper
 
 # PaperBench gives agents 12 hours; the reproduction limit is labcoat's default.
@@ -38,6 +41,7 @@ class PaperSettings(BaseModel):
     requirements: tuple[str, ...] | None = None
     memory_gb: float | None = Field(default=None, gt=0)
     reproduce_gpus: int | None = Field(default=None, ge=0)
+    keep_workspace: KeepWorkspace = KeepWorkspace()
 
 
 def load_settings(paper: Paper) -> PaperSettings:

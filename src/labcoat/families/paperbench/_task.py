@@ -46,7 +46,7 @@ from labcoat.families.paperbench._settings import (
     DEFAULT_TIME_LIMIT_MINUTES,
     load_settings,
 )
-from labcoat.grading import copy_into_sandbox
+from labcoat.grading import KEEP_SPEC, copy_into_sandbox
 from labcoat.sandbox import BwrapConfig, specifiers
 from labcoat.suites import resolve_target
 
@@ -113,6 +113,7 @@ def _sample(paper: Paper, options: dict[str, Any]) -> Sample:
             "time_limit_minutes": time_limit,
             "network": network,
             "blocklist": blocklist,
+            KEEP_SPEC: settings.keep_workspace.to_metadata(),
             "paperbench": spec.to_json(),
         },
         sandbox=sample_sandbox(options["sandbox"], config),

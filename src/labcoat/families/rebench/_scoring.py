@@ -33,8 +33,14 @@ from labcoat._errors import LabcoatError
 from labcoat._util.progress import run_progress
 from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.rebench._family import AGENT_HOME, OperationFailed, last_line
-from labcoat.families.rebench._sample import SampleTask, flag, flags, sample_operation
-from labcoat.grading import agent_workspace, budgeted, stop_agent_processes
+from labcoat.families.rebench._sample import (
+    FLAGS_KEY,
+    SampleTask,
+    flag,
+    flags,
+    sample_operation,
+)
+from labcoat.grading import KEPT, agent_workspace, budgeted, keep_workspace, stop_agent_processes
 from labcoat.integrity import INTEGRITY_FLAGS
 
 SCORE_LOG = "labcoat:rebench:score_log"
@@ -292,7 +298,12 @@ def rebench_scorer():
         sample = SampleTask.of(state.metadata)
         await stop_agent_processes()
         submission = state.output.completion if state.output else ""
-        details: dict[str, Any] = {}
+        # what the scorer reads, kept for `labcoat regrade`: the score log so far (a
+        # `best` rule reads it) and the flags raised while the agent ran
+        kept = await keep_workspace(
+            state, AGENT_HOME, store_keys=(SCORE_LOG, FLAGS_KEY), submission=True
+        )
+        details: dict[str, Any] = {KEPT: kept}
         log: list[dict[str, Any]] | None = None
         if sample.intermediate_scoring:
             await record_intermediate_score(sample, kind="final")

@@ -11,7 +11,12 @@ from pydantic import Field, model_validator
 from labcoat._errors import TaskDataError
 from labcoat._util.yaml_file import load_model
 from labcoat.families._entry import ValidationThresholds
-from labcoat.families._sidecar_parts import Resources, StrictModel, ValidationSpec
+from labcoat.families._sidecar_parts import (
+    KeepWorkspace,
+    Resources,
+    StrictModel,
+    ValidationSpec,
+)
 
 SIDECAR = "labcoat.yaml"
 
@@ -57,6 +62,8 @@ class TaskSpec(StrictModel):
     validation: ValidationSpec = ValidationSpec()
     timing_sensitive: bool = False
     """Scores measure speed: scoring waits for exclusive use of the machine."""
+    keep_workspace: KeepWorkspace = KeepWorkspace()
+    """What of /home/agent is not kept for `labcoat regrade`."""
     scoring_timeout_minutes: float | None = Field(default=None, gt=0)
     """How long one task operation (start, a score, teardown) may take; a score that
     takes longer counts as broken scoring (default: LABCOAT_TASK_OPERATION_TIMEOUT, 1 h)."""

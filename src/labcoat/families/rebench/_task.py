@@ -29,6 +29,7 @@ from labcoat.families._entry import OWN_SYSTEM, SYSTEM, TaskEntry, ValidationThr
 from labcoat.families._params import task_parameters
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
+from labcoat.families._sidecar_parts import KeepWorkspace
 from labcoat.families.rebench._build import HOST_SYSTEM
 from labcoat.families.rebench._family import (
     AGENT_HOME,
@@ -59,7 +60,7 @@ from labcoat.families.rebench._secrets import (
 from labcoat.families.rebench._sidecar import SIDECAR, OracleSpec
 from labcoat.families.rebench._state import SAMPLE_UUID_PATH, SampleState, copy_image_home
 from labcoat.families.rebench._static import static_task_names
-from labcoat.grading import agent_workspace, copy_into_sandbox
+from labcoat.grading import KEEP_SPEC, agent_workspace, copy_into_sandbox
 from labcoat.sandbox import (
     BwrapConfig,
     EnvironmentBuildError,
@@ -290,6 +291,7 @@ def _metadata(
         "task_name": task_name,
         "task_version": family.version,
         "permissions": info.get("permissions", []),
+        KEEP_SPEC: (spec.keep_workspace if spec else KeepWorkspace()).to_metadata(),
         "rebench": {
             "family_dir": str(family.path),
             "task": task_name,

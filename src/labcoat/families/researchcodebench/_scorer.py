@@ -27,7 +27,7 @@ from labcoat.families.researchcodebench._snippets import (
     mask_snippet,
     reindent,
 )
-from labcoat.grading import agent_workspace, stop_agent_processes
+from labcoat.grading import KEPT, agent_workspace, keep_workspace, stop_agent_processes
 from labcoat.integrity import INTEGRITY_FLAGS
 
 OUTPUT_TAIL = 4000  # characters of the test output kept in the score's metadata
@@ -104,9 +104,11 @@ def researchcodebench_scorer():
         masked = mask_snippet(af, snippet)
         if ref.mode == "agent":
             code, flags = await _agent_block(ref, masked, snippet)
+            kept = await keep_workspace(state, AGENT_WORKDIR)  # the agent has stopped
         else:
             reply = state.output.completion if state.output else ""
             code, flags = extract_code(reply, masked), []
+            kept = await keep_workspace(state, None, submission=True)
         flags += suspicious_access(
             code,
             test_script=paper.test_script,
@@ -158,6 +160,7 @@ def researchcodebench_scorer():
             "runner": run.runner,
             "stdout": run.stdout[-OUTPUT_TAIL:],
             "stderr": run.stderr[-OUTPUT_TAIL:],
+            KEPT: kept,
         }
         value = 1.0 if passed else 0.0
         return research_score(

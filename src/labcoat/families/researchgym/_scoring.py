@@ -42,8 +42,10 @@ from labcoat.families.researchgym._metrics import RunSummary, out_of_bounds, sum
 from labcoat.families.researchgym._sample import SampleInfo
 from labcoat.families.researchgym._sidecar import GradingSpec, Sidecar
 from labcoat.grading import (
+    KEPT,
     agent_workspace,
     budgeted,
+    keep_workspace,
     network_attempts,
     stop_agent_processes,
     within_budget,
@@ -290,6 +292,8 @@ def researchgym_scorer():
         sidecar = folder.sidecar
         grading = sidecar.grading if sidecar is not None else GradingSpec()
         await stop_agent_processes()
+        # the grader's input, kept for `labcoat regrade` (with the git setup it compares to)
+        kept = await keep_workspace(state, info.workdir, store_keys=(GIT_SETUP,))
         async with agent_workspace(info.workdir) as workspace:
             run = await run_grader(
                 folder,
@@ -323,6 +327,7 @@ def researchgym_scorer():
             workspace_git={"setup": store().get(GIT_SETUP), **history},
             sidecar=folder.sidecar_origin,
         )
+        result.metadata[KEPT] = kept
         if hits:
             result.explanation = (
                 f"{result.explanation}\nBLOCKLIST: {len(hits)} blocked URL(s) in the transcript"

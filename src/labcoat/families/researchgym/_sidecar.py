@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field, model_validator
 from labcoat._errors import TaskDataError
 from labcoat._util.yaml_file import load_model
 from labcoat.families._entry import ValidationThresholds
-from labcoat.families._sidecar_parts import Resources, StrictModel, ValidationSpec
+from labcoat.families._sidecar_parts import KeepWorkspace, Resources, StrictModel, ValidationSpec
 
 SIDECAR = "labcoat.yaml"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -282,6 +282,8 @@ class Sidecar(StrictModel):
     grading: GradingSpec = GradingSpec()
     protected: tuple[str, ...] = ()
     """Paths kept out of the agent's workspace, beyond those always kept out."""
+    keep_workspace: KeepWorkspace = KeepWorkspace()
+    """What of the final workspace is not kept for `labcoat regrade`."""
     oracle: OracleSpec = OracleSpec()
     validation: ValidationSpec = ValidationSpec()
     primary: PrimaryMetric

@@ -20,6 +20,7 @@ from labcoat.families._entry import TaskEntry, ValidationThresholds
 from labcoat.families._params import task_parameters
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
+from labcoat.families._sidecar_parts import KeepWorkspace
 from labcoat.families.researchgym._folder import (
     DESCRIPTION,
     INSTALL,
@@ -33,7 +34,7 @@ from labcoat.families.researchgym._oracle import researchgym_oracle
 from labcoat.families.researchgym._sample import KEY, SampleInfo
 from labcoat.families.researchgym._scoring import GIT_SETUP, UNDECLARED_NOTE, researchgym_scorer
 from labcoat.families.researchgym._sidecar import Sidecar
-from labcoat.grading import copy_into_sandbox
+from labcoat.grading import KEEP_SPEC, copy_into_sandbox
 from labcoat.sandbox import DEFAULT_DISK_MB, DEFAULT_WORKDIR, BwrapConfig
 from labcoat.suites import resolve_target
 
@@ -146,6 +147,7 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         # read by the research agent: web search only with network, filtered by this list
         "network": network,
         "blocklist": folder.blocklist.to_json(),
+        KEEP_SPEC: (sidecar.keep_workspace if sidecar else KeepWorkspace()).to_metadata(),
         KEY: {
             "task_dir": str(folder.path),
             "workdir": DEFAULT_WORKDIR,
