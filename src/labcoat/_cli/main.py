@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge-eval": ("labcoat._cli.judge_eval_cmd", "How well a PaperBench judge agrees."),
     "researchcodebench": ("labcoat._cli.researchcodebench_cmd", "ResearchCodeBench tools."),
     "inspect": ("labcoat._cli.inspect_cmd", "Suspected cheating in each run, with evidence."),
+    "regrade": ("labcoat._cli.regrade_cmd", "Grade kept final workspaces again."),
 }
 
 EXIT_USAGE = 2

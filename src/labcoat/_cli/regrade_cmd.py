@@ -1,0 +1,81 @@
+"""`labcoat regrade LOGDIR`: grade every kept final workspace again (docs/regrade.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from labcoat._cli._output import print_table, stdout_to_stderr
+from labcoat._errors import LabcoatError
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@click.command("regrade")
+@click.argument("log_dir", metavar="LOGDIR")
+@click.option(
+    "--task", "task_ids", multiple=True, metavar="ID", help="Only these tasks (repeatable)."
+)
+@click.option("--max-samples", type=click.IntRange(min=1), help="Samples graded at once.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def command(
+    log_dir: str, task_ids: tuple[str, ...], max_samples: int | None, as_json: bool
+) -> None:
+    """Grade every sample under LOGDIR whose final workspace was kept again, with the
+    current graders, in fresh protected sandboxes. The new scores go to new logs in
+    LOGDIR/regrades/<time>/ (the original logs are not changed); reports and analysis
+    then use the newest grading. Exits 1 when a regrade errored."""
+    from labcoat.regrade import regrade_logs
+
+    folder = Path(log_dir)
+    if not folder.exists():
+        raise LabcoatError(f"{log_dir}: no such folder")
+    if not folder.is_dir():
+        raise LabcoatError(f"{log_dir}: not a folder (give the folder of the .eval logs)")
+    with stdout_to_stderr(as_json):
+        out, rows = regrade_logs(
+            folder,
+            task_ids=list(task_ids) or None,
+            max_samples=max_samples,
+            display="none" if as_json else None,
+        )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"logs": str(out) if out else None, "samples": [r.to_json() for r in rows]},
+                indent=2,
+            )
+        )
+    else:
+        table = Table(title=f"labcoat regrade {escape(log_dir)}")
+        for column in ("task", "sample", "epoch", "old normalized", "new normalized", "changed?"):
+            table.add_column(column, overflow="fold")
+        for r in rows:
+            if r.not_regradable:
+                verdict = f"not regradable: {r.not_regradable}"
+            elif r.error:
+                verdict = f"error: {r.error}"
+            else:
+                verdict = "yes" if r.changed else "no"
+                if r.missing:
+                    verdict += f" ({len(r.missing)} file(s) kept by reference were absent)"
+            table.add_row(
+                escape(r.task),
+                escape(r.sample_id),
+                str(r.epoch),
+                _fmt(r.old),
+                _fmt(r.new),
+                escape(verdict),
+            )
+        print_table(table)
+        where = f"; logs in {out}" if out else ""
+        regraded = sum(1 for r in rows if r.not_regradable is None)
+        click.echo(f"{regraded} sample(s) regraded, {len(rows) - regraded} not regradable{where}")
+    sys.exit(1 if any(r.error for r in rows) else 0)

@@ -1,0 +1,198 @@
+"""Grading kept samples again: one Inspect eval of the families' own tasks and scorers.
+
+Per original log, the family's task is built again from the log's task arguments (the
+agent swapped for `noop`, the sandbox for `bwrap`), its dataset narrowed to the kept
+samples, and `replay` added after the agent; the eval writes a real `.eval` log under
+`LOGDIR/regrades/<time>/`. The original logs are only read.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, eval, task_with
+from inspect_ai.dataset import MemoryDataset
+from inspect_ai.log import EvalLog
+
+from labcoat._errors import LabcoatError
+from labcoat.families import family_module
+from labcoat.regrade._find import (
+    ORIGINAL,
+    REGRADE_META,
+    REGRADES_DIR,
+    Candidate,
+    find_samples,
+    score_figures,
+)
+from labcoat.regrade._grader import grader_version
+from labcoat.regrade._replay import REPLAY_NOTES, plan_key, then_replay
+
+NO_MODEL = "none/none"
+
+
+@dataclass
+class Regraded:
+    """One sample's regrade (or why it has none)."""
+
+    task: str
+    family: str
+    sample_id: str
+    epoch: int
+    log: str
+    old: float | None
+    new: float | None = None
+    error: str | None = None
+    missing: list[str] | None = None
+    """Files kept by reference that the regrade's workspace lacked."""
+    not_regradable: str | None = None
+
+    @property
+    def changed(self) -> bool | None:
+        if self.not_regradable or self.error:
+            return None
+        return not _same(self.old, self.new)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**vars(self), "changed": self.changed}
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a == b or (a != a and b != b)  # NaN (no normalized scale) equals NaN
+
+
+def _task_id(c: Candidate) -> str:
+    tasks = c.task_args.get("tasks")
+    ids = [tasks] if isinstance(tasks, str) else list(tasks or [])
+    if c.sample_id in ids or len(ids) != 1:
+        return c.sample_id
+    return str(ids[0])
+
+
+def _build(log: str, group: list[Candidate], plan_file: Path, meta: dict[str, Any]) -> Task:
+    first = group[0]
+    task_fn = getattr(family_module(first.family), first.family, None)
+    if task_fn is None:
+        raise LabcoatError(f"{log}: the {first.family} family cannot run tasks in this build")
+    args = {**first.task_args, "agent": "noop", "sandbox": "bwrap"}
+    task = task_fn(**args)
+    ids = {c.sample_id for c in group}
+    samples = [s for s in task.dataset if str(s.id) in ids]
+    missing = ids - {str(s.id) for s in samples}
+    if missing:
+        raise LabcoatError(f"{log}: the task no longer has sample(s) {', '.join(sorted(missing))}")
+    return task_with(
+        task,
+        dataset=MemoryDataset(samples, name=task.dataset.name),
+        solver=then_replay(task.solver, str(plan_file)),
+        epochs=max(c.epoch for c in group),
+        metadata={**(task.metadata or {}), REGRADE_META: {**meta, "original_log": log}},
+    )
+
+
+def regrade_logs(
+    log_dir: Path,
+    *,
+    task_ids: list[str] | None = None,
+    max_samples: int | None = None,
+    display: str | None = None,
+) -> tuple[Path | None, list[Regraded]]:
+    """Regrade every kept sample under `log_dir` (of `task_ids`, when given): the folder
+    the regrade logs went to (None: nothing to regrade), and one row per sample."""
+    if not log_dir.is_dir():
+        raise LabcoatError(f"{log_dir}: no such folder")
+    found = find_samples(log_dir)
+    if not found.logs:
+        raise LabcoatError(f"{log_dir}: no .eval logs found")
+    chosen = [
+        c
+        for c in found.candidates
+        if not task_ids or _task_id(c) in task_ids or c.sample_id in task_ids
+    ]
+    rows = [
+        Regraded(
+            _task_id(c),
+            c.family,
+            c.sample_id,
+            c.epoch,
+            c.log,
+            c.old.get("normalized"),
+            not_regradable=c.reason,
+        )
+        for c in chosen
+        if c.reason is not None
+    ]
+    todo = [c for c in chosen if c.reason is None]
+    if not todo:
+        return None, rows
+    now = datetime.datetime.now(datetime.UTC)
+    out = log_dir / REGRADES_DIR / now.strftime("%Y-%m-%dT%H-%M-%S")
+    out.mkdir(parents=True, exist_ok=True)
+    by_log: dict[str, list[Candidate]] = defaultdict(list)
+    for c in todo:
+        by_log[c.log].append(c)
+    tasks, roles = [], {}
+    for index, (log, group) in enumerate(sorted(by_log.items())):
+        plan = {
+            plan_key(c.sample_id, c.epoch): {"manifest": str(c.manifest), "original": c.original()}
+            for c in group
+        }
+        plan_file = out / f".plan-{index}.json"
+        plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+        meta = {"grader": grader_version(group[0].family), "regraded_at": now.isoformat()}
+        tasks.append(_build(log, group, plan_file, meta))
+        roles.update(group[0].model_roles)
+    logs = eval(
+        tasks,
+        log_dir=str(out),
+        model=NO_MODEL,
+        model_roles=roles or None,
+        max_samples=max_samples,
+        display=display,  # type: ignore[arg-type]
+        fail_on_error=False,
+        retry_on_error=0,
+        score_display=False,
+    )
+    return out, rows + _results(logs, todo)
+
+
+def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
+    done: dict[str, Regraded] = {}
+    for log in logs:
+        for sample in log.samples or []:
+            original = (sample.store or {}).get(ORIGINAL)
+            if not isinstance(original, dict):
+                continue  # an epoch that was never kept: not one of ours
+            error = sample.error.message.strip().splitlines()[0][:300] if sample.error else None
+            notes = (sample.store or {}).get(REPLAY_NOTES) or {}
+            done[original["uuid"]] = Regraded(
+                "",
+                "",
+                str(sample.id),
+                int(sample.epoch),
+                original["log"],
+                (original.get("old") or {}).get("normalized"),
+                new=score_figures(sample).get("normalized"),
+                error=error,
+                missing=list(notes.get("missing") or []) or None,
+            )
+    rows = []
+    for c in todo:
+        row = done.get(c.uuid) or Regraded(
+            "",
+            "",
+            c.sample_id,
+            c.epoch,
+            c.log,
+            c.old.get("normalized"),
+            error="no result in the regrade's log",
+        )
+        row.task, row.family = _task_id(c), c.family
+        rows.append(row)
+    return rows
