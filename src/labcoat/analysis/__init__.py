@@ -43,6 +43,7 @@ from labcoat.analysis._groups import ErrorsAs, run_scores
 from labcoat.analysis._human import HumanRuns, read_human_csv
 from labcoat.analysis._links import DEFAULT_VIEW_URL, view_link
 from labcoat.analysis._read import Progress, read_runs
+from labcoat.analysis._regrades import regrade_changes
 from labcoat.analysis._reliability import reliability
 from labcoat.analysis._stats import best_of_k, best_of_k_curve, mean_se, pearson, spearman
 from labcoat.analysis._summary import TOLERANCE, leaderboard, task_summary
@@ -76,6 +77,7 @@ __all__ = [
     "phase_summary",
     "read_human_csv",
     "read_runs",
+    "regrade_changes",
     "reliability",
     "researchcodebench_ablation",
     "researchcodebench_errors",

@@ -68,7 +68,7 @@ _FIGURES = [
     "gpu_utilization_pct",
 ]
 
-SAMPLES = [*_RUN_ID, "sample_id", "weight", *_FIGURES]
+SAMPLES = [*_RUN_ID, "sample_id", "weight", *_FIGURES, "regraded_from", "grader", "regraded_at"]
 RUNS = [*_RUN_ID, "sample_id", "samples", "sample_errors", *_FIGURES, "link"]
 
 SUBTASKS = [

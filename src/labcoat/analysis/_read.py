@@ -22,6 +22,7 @@ from labcoat.analysis._data import RunData, build
 from labcoat.analysis._families import family_for
 from labcoat.analysis._family import Row, label_of
 from labcoat.analysis._family_researchcodebench import with_paper
+from labcoat.analysis._regrades import Regrades, collect, is_regrade, original_log
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
 from labcoat.integrity import INSPECT_KEY
 
@@ -150,7 +151,9 @@ def _expected(log: EvalLog) -> list[tuple[str, int]]:
     return [(str(i), e) for i, e in itertools.product(ids, range(1, epochs + 1))]
 
 
-def _read_samples(log: EvalLog, ctx: LogContext, size: int | None) -> list[SampleRows]:
+def _read_samples(
+    log: EvalLog, ctx: LogContext, size: int | None, regrades: Regrades
+) -> list[SampleRows]:
     out = []
     seen: set[tuple[str, int]] = set()
     task_of: dict[str, str] = {}
@@ -160,7 +163,9 @@ def _read_samples(log: EvalLog, ctx: LogContext, size: int | None) -> list[Sampl
         big = size is not None and size > SKIP_MESSAGES_ABOVE
         skip = {"messages"} if big else None
         for sample in read_eval_log(ctx.location, exclude_fields=skip).samples or []:
+            sample, regraded = regrades.apply(sample)  # the newest grading counts
             rows = sample_rows(ctx, sample)
+            rows.sample.update(regraded)
             out.append(rows)
             seen.add((str(sample.id), int(sample.epoch)))
             task_of[str(sample.id)] = rows.sample["task_id"]
@@ -205,10 +210,15 @@ def read_runs(
         if progress:
             progress("headers", done, len(files))
     _mark_superseded([row for _, _, row, _ in headers])
+    regrade_logs = [(h, ctx.location) for h, ctx, _, _ in headers if is_regrade(h)]
+    for header, _, row, _ in headers:
+        if is_regrade(header):  # its samples replace scores; they are no runs of their own
+            row["superseded_by"] = f"regrade of {Path(original_log(header)).name}"
+    regrades = collect(regrade_logs)
     samples: list[SampleRows] = []
     for done, (header, ctx, row, size) in enumerate(headers, 1):
         if row["superseded_by"] is None:
-            rows = _read_samples(header, ctx, size)
+            rows = _read_samples(header, ctx, size, regrades)
             row["samples"] = len(rows)
             samples += rows
         if progress:
