@@ -13,6 +13,7 @@ from labcoat._errors import LabcoatError
 from labcoat.families import family_module
 from labcoat.families._score import NORMALIZED, RAW
 from labcoat.grading import KEPT, find_manifest
+from labcoat.grading._keep import STORE_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -75,16 +76,28 @@ def score_figures(sample: EvalSample) -> dict[str, float | None]:
     }
 
 
-def _manifest(sample: EvalSample, log_dir: Path) -> Path | None:
+def kept_manifests(root: Path) -> dict[str, Path]:
+    """Every manifest under `root` by sample uuid (a Ray run keeps them beside its shard
+    logs, below the merged log's folder)."""
+    return {
+        path.stem: path
+        for path in root.rglob("samples/*.json")
+        if path.parent.parent.name == STORE_ROOT
+    }
+
+
+def _manifest(sample: EvalSample, log_dir: Path, index: dict[str, Path]) -> Path | None:
     """The score's record of the kept workspace, else the manifest named by the sample's
-    uuid (kept before a scorer that then raised)."""
+    uuid (kept before a scorer that then raised, or beside a shard log)."""
     score = next(iter((sample.scores or {}).values()), None)
     kept = (score.metadata or {}).get(KEPT) if score is not None else None
     if isinstance(kept, dict) and isinstance(kept.get("manifest"), str):
         path = log_dir / kept["manifest"]
         if path.is_file():
             return path
-    return find_manifest(log_dir, sample.uuid) if sample.uuid else None
+    if not sample.uuid:
+        return None
+    return find_manifest(log_dir, sample.uuid) or index.get(sample.uuid)
 
 
 def _family(log: EvalLog) -> str | None:
@@ -114,6 +127,7 @@ def find_samples(log_dir: Path) -> Found:
         if not is_regrade(header):
             logs.append((header.eval.created, info.name, header))
     seen: set[str] = set()
+    index = kept_manifests(log_dir)
     for _, location, header in sorted(logs, key=lambda t: (t[0], t[1]), reverse=True):
         found.logs += 1
         path = Path(location.removeprefix("file://"))
@@ -138,7 +152,7 @@ def find_samples(log_dir: Path) -> Found:
             elif not sample.uuid:
                 candidate.reason = "the log records no sample uuid"
             else:
-                candidate.manifest = _manifest(sample, path.parent)
+                candidate.manifest = _manifest(sample, path.parent, index)
                 if candidate.manifest is None:
                     candidate.reason = (
                         "no kept workspace (a log from before workspaces were kept, or the "
