@@ -20,6 +20,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 import labcoat.analysis as an
 import labcoat.families.researchcodebench._scorer as rcb_scorer
 from labcoat.grading import KEPT
+from labcoat.report import build_report
 
 RUNS = [
     ("adaptive-huber", "oracle", 1),
@@ -87,6 +88,9 @@ def test_every_score_reproduces_and_changed_graders_replace_old_scores(
     huber = changes[changes.task_id == "adaptive-huber"]
     assert set(zip(huber.old, huber.new, strict=True)) == {(1.0, 0.0), (0.0, 0.0)}
     assert changes.grader.str.contains(r"\+[0-9a-f]{16}$").all()
+    report = build_report(data)  # the report says what changed
+    section = report[report.index('id="regrades"') :]
+    assert "7 of 17 regraded runs changed" in section[: section.index("</section>")]
 
 
 def test_epochs_share_their_blobs(runs: Path) -> None:

@@ -22,6 +22,7 @@ from labcoat.report._family_sections import FAMILY_EXTRAS
 from labcoat.report._html import page
 from labcoat.report._human_section import humans_and_agents
 from labcoat.report._plot_sections import CurveTables, family_overview, task_plots
+from labcoat.report._regrade_section import regrades
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages `headers`, `samples` (reading), `report`."""
@@ -87,6 +88,7 @@ def build_report(
         lambda: behaviour(ctx),
         lambda: sec.costs(ctx, human_hourly_usd),
         lambda: sec.integrity(ctx),
+        lambda: regrades(ctx),
         lambda: sec.runs_table(ctx),
         lambda: sec.logs_table(ctx),
     ]
@@ -103,7 +105,9 @@ def build_report(
         for a, t in (("humans", "Humans"), ("behaviour", "Behaviour"), ("cost", "Cost"))
         if f'id="{a}"' in html
     ]
-    nav += [("integrity", "Integrity"), ("runs", "Runs"), ("logs", "Logs")]
+    nav += [("integrity", "Integrity")]
+    nav += [("regrades", "Regrades")] if 'id="regrades"' in html else []
+    nav += [("runs", "Runs"), ("logs", "Logs")]
     return page(title, _header(data, title), nav, sections)
 
 
