@@ -64,6 +64,8 @@ def command(
                 verdict = f"error: {r.error}"
             else:
                 verdict = "yes" if r.changed else "no"
+                if r.changed and r.timed:
+                    verdict = "re-measured (a timing score moves with the machine's noise)"
                 if r.missing:
                     verdict += f" ({len(r.missing)} file(s) kept by reference were absent)"
             table.add_row(

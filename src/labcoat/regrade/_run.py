@@ -50,6 +50,9 @@ class Regraded:
     missing: list[str] | None = None
     """Files kept by reference that the regrade's workspace lacked."""
     not_regradable: str | None = None
+    timed: bool = False
+    """A timing score (RE-Bench `timing_sensitive`): the regrade measures it again, so it
+    moves with the machine's noise even when the grader did not change."""
 
     @property
     def changed(self) -> bool | None:
@@ -181,6 +184,7 @@ def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
                 new=score_figures(sample).get("normalized"),
                 error=error,
                 missing=list(notes.get("missing") or []) or None,
+                timed=bool((sample.metadata or {}).get("timing_sensitive")),
             )
     rows = []
     for c in todo:
