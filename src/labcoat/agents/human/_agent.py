@@ -28,6 +28,7 @@ SANDBOX_DIR = "/tmp/.labcoat-human"
 """The session's files inside the sandbox (host-backed: the sockets are reachable there)."""
 SOCKET_PATH_MAX = 107  # sun_path's size on Linux, less the terminating NUL
 READY_SECONDS = 60
+CLOSE_SECONDS = 5
 UNBOUNDED_SECONDS = 7 * 24 * 3600  # no budget: the terminal server waits for `task submit`
 
 
@@ -128,38 +129,12 @@ def human_agent(family_tools: Any = None) -> Solver:
                 os.chmod(host / "control.sock", 0o666)  # the sandbox's user connects
                 group.start_soon(listener.serve, control.serve)
                 group.start_soon(_terminal_server, session, control, budget)
-                with anyio.fail_after(READY_SECONDS):
-                    await control.ready.wait()
-                if control.start_error is not None:
-                    raise LabcoatError(
-                        f"--agent human: the terminal server did not start: {control.start_error}"
-                    )
-                live = register(
-                    LiveSession(
-                        id=uuid.uuid4().hex[:12],
-                        task=str(state.metadata.get("task_id") or state.sample_id),
-                        sample=str(state.sample_id),
-                        epoch=state.epoch,
-                        terminal=str(host / "term.sock"),
-                        pid=os.getpid(),
-                        run=os.environ.get(RUN_TOKEN_ENV, ""),
-                        started=time.time(),
-                    )
-                )
-                record.event("waiting", attach=f"labcoat attach {live.stem}")
-                print(
-                    f"labcoat: {state.sample_id} is ready for a person: labcoat attach {live.stem}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                await _until_done(control)
-                await control.tell_terminal(
-                    f"the session is over ({control.ended_by}); the grader runs now.",
-                    farewell=True,
-                )
-                await control.close_terminal()
-                with anyio.move_on_after(5):  # the terminal server ends on its own
-                    await control.server_gone.wait()
+                try:
+                    live = await _open(state, control, host)
+                    await _until_done(control)
+                finally:  # however it ends, the person hears why before the terminal goes
+                    with anyio.CancelScope(shield=True):
+                        await _close_session(control)
                 group.cancel_scope.cancel()
         finally:
             if live is not None:
@@ -173,6 +148,49 @@ def human_agent(family_tools: Any = None) -> Solver:
         return state
 
     return solve
+
+
+async def _open(state: TaskState, control: HumanControl, host: Path) -> Path:
+    """Wait for the terminal server, then say where the person attaches."""
+    with anyio.fail_after(READY_SECONDS):
+        await control.ready.wait()
+    if control.start_error is not None:
+        raise LabcoatError(
+            f"--agent human: the terminal server did not start: {control.start_error}"
+        )
+    live = register(
+        LiveSession(
+            id=uuid.uuid4().hex[:12],
+            task=str(state.metadata.get("task_id") or state.sample_id),
+            sample=str(state.sample_id),
+            epoch=state.epoch,
+            terminal=str(host / "term.sock"),
+            pid=os.getpid(),
+            run=os.environ.get(RUN_TOKEN_ENV, ""),
+            started=time.time(),
+        )
+    )
+    control.record.event("waiting", attach=f"labcoat attach {live.stem}")
+    print(
+        f"labcoat: {state.sample_id} is ready for a person: labcoat attach {live.stem}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return live
+
+
+async def _close_session(control: HumanControl) -> None:
+    """Tell the person, close their terminal, and see the terminal server end (at most
+    `CLOSE_SECONDS`, then it is stopped)."""
+    if control.ended_by is None:
+        control.end("interrupted")
+    why = "the run was interrupted" if control.ended_by == "interrupted" else control.ended_by
+    await control.tell_terminal(f"the session is over ({why}).", farewell=True)
+    await control.close_terminal()
+    with anyio.move_on_after(CLOSE_SECONDS):
+        await control.server_gone.wait()
+    if control.server_scope is not None:
+        control.server_scope.cancel()
 
 
 async def _until_done(control: HumanControl) -> None:
@@ -198,13 +216,18 @@ async def _terminal_server(
         "-i",
     ]
     timeout = int(budget * 4 + 3600) if budget else UNBOUNDED_SECONDS
-    try:
-        result = await session.exec(command, timeout=timeout, serves_sample=True)
-    except TimeoutError:
-        control.end("the terminal server ran past its time")
+    # shielded: an interrupted run first says goodbye in the person's terminal
+    # (`_close_session`), then cancels this scope itself
+    with anyio.CancelScope(shield=True) as control.server_scope:
+        try:
+            result = await session.exec(command, timeout=timeout, serves_sample=True)
+        except TimeoutError:
+            control.end("the terminal server ran past its time")
+            return
+        finally:
+            control.server_gone.set()
+    if control.server_scope.cancelled_caught:
         return
-    finally:
-        control.server_gone.set()
     if not control.done.is_set():
         why = (result.stderr or result.stdout).strip()[-2000:]
         control.record.event("terminal server ended", returncode=result.returncode, output=why)

@@ -42,6 +42,8 @@ class HumanControl:
         self.ready = anyio.Event()
         self.server_gone = anyio.Event()
         self.start_error: str | None = None
+        self.server_scope: anyio.CancelScope | None = None
+        """The terminal server's (shielded) scope: cancelled once the person was told."""
         self.answer: str | None = None
         self.ended_by: str | None = None
         self.attaches = 0
