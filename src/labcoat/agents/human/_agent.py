@@ -8,6 +8,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,9 @@ def _host_dir(session: BwrapSession) -> Path:
 
 
 @solver
-def human_agent(family_tools: Any = None) -> Solver:
-    """A person takes the sample: see docs/humans.md."""
+def human_agent(family_tools: Callable[[dict[str, Any]], list[Tool]] | None = None) -> Solver:
+    """A person takes the sample (docs/humans.md); `family_tools` gives the family's
+    tools for a sample's metadata (its `score` tool becomes `task score`)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         session = current_bwrap_session()
