@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from labcoat._util.tar_extract import extract_all
+
 T = TypeVar("T")
 GRADER_RETRIES = 1
 """Further attempts when the grader's node is lost (Ray retries the task elsewhere)."""
@@ -87,4 +89,4 @@ def pack_tree(folder: Path) -> bytes:
 def unpack_tree(data: bytes, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
-        tar.extractall(folder, filter="tar")
+        extract_all(tar, folder, "tar")

@@ -14,6 +14,7 @@ import anyio
 from inspect_ai.util import sandbox
 
 from labcoat._errors import LabcoatError
+from labcoat._util.tar_extract import extract_all
 from labcoat.sandbox import current_bwrap_session, record_sandbox_events
 
 SNAPSHOT_TAR = "/tmp/.labcoat-workspace.tar"
@@ -56,7 +57,7 @@ async def agent_workspace(path: str) -> AsyncIterator[Path]:
 
 def _extract(data: bytes, target: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(target, filter="data")
+        extract_all(tar, target, "data")
 
 
 async def copy_into_sandbox(source: Path, path: str) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat._util.lfs import is_lfs_pointer, require_content
+from labcoat._util.tar_extract import extract_all
 from labcoat.families.paperbench._files import LocalFiles
 from labcoat.families.paperbench._graded import GradedNode, load_graded_tree
 from labcoat.families.paperbench._judge_eval import EXPECTED_RESULT, JudgeEvalItem
@@ -96,7 +97,7 @@ def unpack_submission(tar: Path, dest: Path) -> Path:
     only that folder, as upstream's do). Members that would leave `dest` are refused."""
     try:
         with tarfile.open(tar) as archive:
-            archive.extractall(dest, filter="data")
+            extract_all(archive, dest, "data")
     except (tarfile.TarError, OSError) as ex:
         raise TaskDataError(tar, None, f"cannot unpack: {ex}") from None
     entries = [p for p in dest.iterdir()]
