@@ -55,13 +55,11 @@ def test_ordinary_members_land_with_safe_modes(tmp_path: Path, which: str) -> No
 
 @pytest.mark.parametrize(
     "member",
-    [file("../escape"), file("/abs/path"), link("out", "/etc/passwd"), link("up", "../..")],
+    [file("../escape"), link("out", "/etc/passwd"), link("up", "../..")],
 )
 def test_what_leaves_the_folder_is_refused_for_data(
     tmp_path: Path, which: str, member: tuple[tarfile.TarInfo, bytes]
 ) -> None:
-    if which != "fallback" and member[0].linkname.startswith("/"):
-        pytest.skip("this Python's own data filter lets an absolute symlink through")
     target = tmp_path / "target"
     target.mkdir()
     with pytest.raises(tarfile.TarError):  # UnsafeMember, or Python's FilterError
