@@ -299,3 +299,26 @@ async def test_a_sample_on_a_built_root_file_system_uses_its_gpu(
         assert (await session.exec(["cat", f"/dev/nvidia{gpu.minor}"])).success
     finally:
         await session.close()
+
+
+def test_a_folder_this_user_cannot_enter_on_path_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`su` keeps root's PATH (say /root/.cargo/bin): a non-root run must not stop there."""
+    from labcoat.sandbox._gpus import driver_tool_dirs
+
+    shut = tmp_path / "shut"
+    tools = tmp_path / "tools"
+    (shut / "inner").mkdir(parents=True)
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text("#!/bin/sh\n")
+
+    def refuse(path: Path, *args: object, **kwargs: object) -> bool:
+        if str(path).startswith(str(shut)):
+            raise PermissionError(13, "Permission denied", str(path))
+        return original(path, *args, **kwargs)
+
+    original = Path.is_dir
+    monkeypatch.setattr(Path, "is_dir", refuse)
+    monkeypatch.setenv("PATH", f"{shut / 'inner'}:{tools}:/usr/bin")
+    assert driver_tool_dirs() == [str(tools)]

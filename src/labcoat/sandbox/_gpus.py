@@ -67,8 +67,11 @@ def _places(variable: str, defaults: tuple[str, ...], holds: Callable[[Path], bo
     found: list[str] = []
     for place in candidates:
         path = Path(place)
-        if place not in found and path.is_absolute() and path.is_dir() and holds(path):
-            found.append(place)
+        try:
+            if place not in found and path.is_absolute() and path.is_dir() and holds(path):
+                found.append(place)
+        except OSError:  # a folder this user may not enter (root's, on a PATH `su` kept)
+            continue
     return found
 
 
