@@ -13,7 +13,7 @@ from inspect_ai import Task
 
 from labcoat._errors import LabcoatError
 from labcoat._util.lfs import LFS_POINTERS, require_any_content
-from labcoat.families import TaskEntry, discover, family_module, select
+from labcoat.families import TaskEntry, discover, family_module, select, task_function
 from labcoat.sandbox import bwrap_path
 from labcoat.suites import resolve_target
 
@@ -88,11 +88,8 @@ def build_tasks(
         by_family[entry.family].append(entry.id)
     tasks = []
     for family, ids in by_family.items():
-        task_fn = getattr(family_module(family), family, None)
-        if task_fn is None:
-            raise LabcoatError(f"the {family} family cannot run tasks in this build")
         tasks.append(
-            task_fn(
+            task_function(family)(
                 target=target,
                 tasks=ids,
                 agent=agent,

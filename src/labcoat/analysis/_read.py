@@ -22,9 +22,10 @@ from labcoat.analysis._data import RunData, build
 from labcoat.analysis._families import family_for
 from labcoat.analysis._family import Row, label_of
 from labcoat.analysis._family_researchcodebench import with_paper
-from labcoat.analysis._regrades import Regrades, collect, is_regrade, original_log
+from labcoat.analysis._regrades import Regrades, collect, original_log
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
 from labcoat.integrity import INSPECT_KEY
+from labcoat.regrade import is_regrade
 
 logger = logging.getLogger(__name__)
 

@@ -26,10 +26,6 @@ COLUMNS = ["regraded_from", "grader", "regraded_at"]
 CHANGES = ["family", "task_id", "sample_id", "epoch", "old", "new", "grader", "regraded_at", "log"]
 
 
-def is_regrade(log: EvalLog) -> bool:
-    return REGRADE_META in (log.eval.metadata or {})
-
-
 def original_log(log: EvalLog) -> str:
     return str((log.eval.metadata or {}).get(REGRADE_META, {}).get("original_log") or "")
 

@@ -7,6 +7,7 @@ from labcoat.families._registry import (
     family_module,
     family_names,
     select,
+    task_function,
 )
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "family_module",
     "family_names",
     "select",
+    "task_function",
 ]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat._util.names import check_name, shown, unsafe_character
 from labcoat.families._entry import TaskEntry
+
+if TYPE_CHECKING:  # Inspect is imported only when a task runs (`labcoat list` stays fast)
+    from inspect_ai import Task
 
 # name -> module that defines `discover(root) -> list[TaskEntry]` and an Inspect @task
 # named like the family. Imported lazily so `labcoat list` stays fast.
@@ -34,6 +37,14 @@ def family_module(name: str) -> FamilyModule:
         known = ", ".join(FAMILY_MODULES)
         raise LabcoatError(f"unknown family '{name}' (known: {known})")
     return importlib.import_module(FAMILY_MODULES[name])  # type: ignore[return-value]
+
+
+def task_function(name: str) -> Callable[..., Task]:
+    """The family's Inspect @task (named like the family)."""
+    task_fn = getattr(family_module(name), name, None)
+    if task_fn is None:
+        raise LabcoatError(f"the {name} family cannot run tasks in this build")
+    return task_fn  # type: ignore[no-any-return]
 
 
 def discover(root: Path, families: Iterable[str] | None = None) -> list[TaskEntry]:

@@ -5,7 +5,13 @@ this package finds those samples in a folder of logs, runs the families' own tas
 them with a replay in place of the agent, and says what changed.
 """
 
-from labcoat.regrade._find import ORIGINAL, REGRADE_META, REGRADES_DIR, find_samples
+from labcoat.regrade._find import (
+    ORIGINAL,
+    REGRADE_META,
+    REGRADES_DIR,
+    find_samples,
+    is_regrade,
+)
 from labcoat.regrade._grader import grader_version, version_label
 from labcoat.regrade._run import Regraded, regrade_logs
 
@@ -16,6 +22,7 @@ __all__ = [
     "Regraded",
     "find_samples",
     "grader_version",
+    "is_regrade",
     "regrade_logs",
     "version_label",
 ]

@@ -20,7 +20,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.log import EvalLog
 
 from labcoat._errors import LabcoatError
-from labcoat.families import family_module
+from labcoat.families import task_function
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
@@ -80,11 +80,11 @@ def _task_id(c: Candidate) -> str:
 
 def _build(log: str, group: list[Candidate], plan_file: Path, meta: dict[str, Any]) -> Task:
     first = group[0]
-    task_fn = getattr(family_module(first.family), first.family, None)
-    if task_fn is None:
-        raise LabcoatError(f"{log}: the {first.family} family cannot run tasks in this build")
-    args = {**first.task_args, "agent": "noop", "sandbox": "bwrap"}
-    task = task_fn(**args)
+    try:
+        task_fn = task_function(first.family)
+    except LabcoatError as ex:
+        raise LabcoatError(f"{log}: {ex}") from None
+    task = task_fn(**{**first.task_args, "agent": "noop", "sandbox": "bwrap"})
     ids = {c.sample_id for c in group}
     samples = [s for s in task.dataset if str(s.id) in ids]
     missing = ids - {str(s.id) for s in samples}

@@ -23,7 +23,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.util import SandboxEnvironmentSpec
 
 from labcoat._errors import LabcoatError
-from labcoat.families import TaskEntry, family_module
+from labcoat.families import TaskEntry, task_function
 from labcoat.sandbox import BwrapConfig
 
 MIB = 1024 * 1024
@@ -156,10 +156,9 @@ def family_task(
 ) -> Task:
     """The family's own @task, as `labcoat eval` builds it (no local sandbox check: the
     launcher only plans; sandboxes start on the nodes)."""
-    task_fn = getattr(family_module(family), family, None)
-    if task_fn is None:
-        raise LabcoatError(f"the {family} family cannot run tasks in this build")
-    return task_fn(target=target, tasks=entry_ids, agent=agent, sandbox=sandbox, **args)
+    return task_function(family)(
+        target=target, tasks=entry_ids, agent=agent, sandbox=sandbox, **args
+    )
 
 
 def plan_groups(
