@@ -57,7 +57,8 @@ async def test_a_run_sees_no_tests_of_others_no_root_and_no_network(
 ) -> None:
     paper = probe_paper(tmp_path)
     body = """
-        import os, socket
+        import os, socket, time
+        print("began", time.time())
         print("uid", os.getuid())
         for path in ("/root", "/root/paper2code_test.py"):
             try:
@@ -65,11 +66,11 @@ async def test_a_run_sees_no_tests_of_others_no_root_and_no_network(
                 print("read", path)
             except OSError:
                 print("denied", path)
-        others = [d for d in os.listdir("/tmp") if d.startswith("rcb-")]
-        for d in others:
+        own = os.path.basename(os.path.dirname(os.getcwd()))  # /tmp/rcb-*/paper
+        for d in [d for d in os.listdir("/tmp") if d.startswith("rcb-")]:
             try:
                 os.listdir("/tmp/" + d)
-                print("listed", d)
+                print("listed", "own" if d == own else "other", d)
             except OSError:
                 pass
         try:
@@ -79,6 +80,8 @@ async def test_a_run_sees_no_tests_of_others_no_root_and_no_network(
             print("no network")
         home = os.environ["HOME"]
         print("home", home, os.stat(home).st_uid == os.getuid(), oct(os.stat(home).st_mode))
+        time.sleep(0.5)
+        print("ended", time.time())
         return 1
     """
     async with make_pool(2, pool_kind) as pool:
@@ -87,16 +90,24 @@ async def test_a_run_sees_no_tests_of_others_no_root_and_no_network(
         assert run.passed, run.stderr
         out = run.stdout
         assert "no network" in out
-        home = out.split("home ")[1].split()
+        home = out.split("home ")[1].split("\n")[0].split()
         assert home[0].startswith("/tmp/.labcoat-home-") and home[1:] == ["True", "0o40700"]
-        assert "listed" not in out  # another run's folder (or our own parent)
+        # another run's folder: each run has its own user, or (one user for all) no other
+        # run of the paper is in flight; with its own user, not even its own parent
+        assert "listed other" not in out
+        assert "listed own" not in out or not PRIVILEGED
         if PRIVILEGED:
             assert "denied /root" in out and "denied /root/paper2code_test.py" in out
             assert int(out.split("uid ")[1].split()[0]) >= 2000
-    if PRIVILEGED:  # each run in flight has a user of its own
+    if PRIVILEGED:  # each run in flight has a user of its own, and a HOME of its own
         assert len({r.stdout.split("uid ")[1].split()[0] for r in runs}) == 2
-    # and a HOME of its own
-    assert len({r.stdout.split("home ")[1].split()[0] for r in runs}) == 2
+        assert len({r.stdout.split("home ")[1].split()[0] for r in runs}) == 2
+    else:  # one user for all: the paper's runs take turns
+        first, second = sorted(
+            (float(r.stdout.split("began ")[1].split()[0]), float(r.stdout.split("ended ")[1]))
+            for r in runs
+        )
+        assert first[1] <= second[0]
 
 
 async def test_time_limit_and_nothing_outlives_a_run(pool_kind: bool, tmp_path: Path) -> None:

@@ -174,6 +174,9 @@ class _Paper:
     zygotes: dict[int, Path] = field(default_factory=dict)  # slot -> its runner's socket
     zygote_errors: dict[int, str] = field(default_factory=dict)
     in_flight: int = 0
+    shared_user_turn: anyio.Lock = field(default_factory=anyio.Lock)
+    """Held by the one run in flight when the sandbox has one user for all runs: with no
+    uid to keep two runs apart, each could read and change the other's files."""
     last_used: float = field(default_factory=time.monotonic)
 
     async def close(self) -> None:
@@ -362,7 +365,8 @@ class GradingPool:
         async with self._use(paper, environment or PythonEnv()) as entry:
             assert entry.session is not None
             root = _root(entry.session)
-            async with self._slot() as slot:
+            one_user = entry.shared_user_turn if root is None else contextlib.nullcontext()
+            async with one_user, self._slot() as slot:
                 if self.preload and slot not in entry.zygotes and slot not in entry.zygote_errors:
                     await self._start_zygote(entry, entry.session, entry.modules, slot)
                 wall = timeout * WALL_FACTOR

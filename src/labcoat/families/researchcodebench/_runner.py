@@ -22,7 +22,11 @@ Every run gets a private copy of the paper folder, a CPU-time limit (the test's 
 work, whatever else loads the machine) and a wall-clock limit that leaves out the time
 it waited for a CPU (a run that waits without working), and its outcome from the test
 process's report (see `_test_main.py`), never from what it prints. Afterwards every
-process of the run is killed.
+process of the run is killed: the runner is a child subreaper, so a process that left
+the run's session and lost its parent is still found and killed.
+
+With one shared user (no root in the sandbox) runs cannot be kept apart by uid, so the
+host grades one run at a time per paper sandbox (`GradingPool`).
 """
 
 import sys
@@ -88,12 +92,63 @@ def _kill_user(uid):
         os.waitpid(pid, 0)
 
 
-def _cleanup(pid, uid):
-    """Kill whatever the run left running: its process group, and its user's processes."""
+def _become_subreaper():
+    """Whatever a run leaves behind when its parent dies (a double fork, a session of its
+    own) is re-parented to this process instead of the sandbox's init, so `_cleanup`
+    finds it: with one shared user there is no uid to kill by."""
+    import ctypes
+
+    pr_set_child_subreaper = 36
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def _children():
+    me = os.getpid()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(b")", 1)[1].split()[1]) == me:
+            found.append(int(name))
+    return found
+
+
+def _kill_children(keep):
+    """SIGKILL every child of this process but `keep` (runs in flight), then theirs as they
+    are re-parented here, until none is left."""
+    for _ in range(10_000):
+        children = [pid for pid in _children() if pid not in keep]
+        if not children:
+            return
+        for pid in children:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        for pid in children:  # reap them: a zombie would still count as a child
+            while time.monotonic() < deadline:
+                try:
+                    if os.waitpid(pid, os.WNOHANG)[0]:
+                        break
+                except ChildProcessError:
+                    break
+                time.sleep(0.001)
+
+
+def _cleanup(pid, uid, keep=()):
+    """Kill whatever the run left running: its process group, its user's processes and
+    every process re-parented to this one (all but the runs in `keep`)."""
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
     if uid is not None:
         _kill_user(uid)
+    _kill_children(set(keep))
 
 
 def _slot_environment(slot):
@@ -263,6 +318,7 @@ os._exit(code)
 
 
 def once():
+    _become_subreaper()
     req = json.load(sys.stdin)
     slot = req["slot"]
     uid = slot["uid"]
@@ -370,6 +426,7 @@ def serve(folder, modules, slot):
     import socket
 
     uid = slot["uid"]
+    _become_subreaper()
     _fresh_home(slot)
     os.environ.update(_slot_environment(slot))
     os.chdir(slot["home"])
@@ -430,7 +487,7 @@ def serve(folder, modules, slot):
 
     def finish(pid, status, rusage):
         run = runs.pop(pid)
-        _cleanup(pid, uid)
+        _cleanup(pid, uid, keep=runs)
         with contextlib.suppress(KeyError, ValueError):
             selector.unregister(run.report_r)
         while run.read_channel():
@@ -465,7 +522,7 @@ def serve(folder, modules, slot):
             if owner is not None:  # the host gave up on a run in flight: end it
                 if not chunk:
                     forget(conn)
-                    _cleanup(owner, uid)
+                    _cleanup(owner, uid, keep=[p for p in runs if p != owner])
                 continue
             if not chunk:
                 pending.pop(conn, None)
