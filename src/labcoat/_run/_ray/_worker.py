@@ -1,4 +1,4 @@
-"""What runs on a node: one sample in one epoch, through Inspect's own `eval()`.
+"""What runs on a node: one sample in one epoch, through Inspect's own `eval_async()`.
 
 The node builds the sample's labcoat task exactly as a local run would, runs Inspect on
 it with a sample-id filter, and writes the attempt's `.eval` log into the job's shard
@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inspect_ai import Task
-from inspect_ai import eval as inspect_eval
 from inspect_ai._util.file import file, filesystem
 
 from labcoat._run._costs import register_prices
+from labcoat._run._ray._eval_loop import run_eval
 from labcoat._run._ray._plan import SampleJob, family_task
 from labcoat._run._ray._slots import cluster_slots, register_hook
 from labcoat._run._ray._spec import RunSpec
@@ -146,7 +146,7 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
     task = _task_for(spec, job)
     held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
     with cluster_slots(spec, node["node_id"]), sample_reservation(held):
-        [log] = inspect_eval(
+        [log] = run_eval(
             task,
             model=spec.model,
             model_args=spec.model_args,
@@ -154,7 +154,6 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
             sample_id=[job.sample_id],  # type: ignore[list-item]
             epochs=1,
             log_dir=job.shard_dir,
-            display="none",
             log_level="warning",
             ctl_server=False,
             metadata={RAY_METADATA: attempt},
