@@ -19,6 +19,7 @@ families' cheats to this table (or to their own, run by the same runner).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,14 +97,22 @@ def refused_by_blocklist(run: CheatRun) -> bool:
     )
 
 
+QUOTA_STOP = re.compile(
+    r"went over its disk quota \(([\d.]+) GiB used of [\d.]+ GiB\): its commands were stopped"
+)
+
+
 def quota_held(limit_mb: int, slack_mb: int = 64) -> Callable[[CheatRun], bool]:
-    """The sandbox's own measurement (printed by the cheat as `USED <bytes>`) stayed
-    within the quota."""
+    """What the cheat wrote stayed within the quota: its own measurement (`USED <bytes>`,
+    where writes beyond the quota failed), or the sandbox's report that it stopped the
+    commands at the quota (where the quota is watched rather than a file system's size:
+    without root)."""
 
     def judge(run: CheatRun) -> bool:
         used = [
             int(line.split()[1]) for line in run.outputs.splitlines() if line.startswith("USED ")
         ]
+        used += [int(float(gib) * 2**30) for gib in QUOTA_STOP.findall(run.outputs)]
         return bool(used) and max(used) <= (limit_mb + slack_mb) * 1024 * 1024 and no_gain(run)
 
     return judge

@@ -8,6 +8,7 @@ sandbox during an Inspect eval of the family's task; the log is then inspected a
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,6 +163,14 @@ SLOW_CHEATS = {
 }  # fmt: skip
 
 
+NEEDS_SEPARATE_USERS = {
+    "prefix-kill-scorer": "without root the grader and the agent's code it times are one "
+    "user, so that code can kill the grader (the sample ends as an error, never a score; "
+    "docs/sandbox.md, Users)",
+}
+"""Defences that only a separate root user gives (labcoat run as root)."""
+
+
 @pytest.mark.parametrize(
     "cheat",
     [pytest.param(c, marks=pytest.mark.slow) if c.id in SLOW_CHEATS else c for c in CHEATS],
@@ -169,6 +178,8 @@ SLOW_CHEATS = {
 )
 def test_cheat(cheat: Cheat, lab: Lab, tmp_path: Path) -> None:
     assert cheat.blocked is not None or cheat.flagged, f"{cheat.id} judges nothing"
+    if cheat.id in NEEDS_SEPARATE_USERS and os.geteuid() != 0:
+        pytest.skip(f"{cheat.id}: {NEEDS_SEPARATE_USERS[cheat.id]}")
     run = run_cheat(cheat, lab, tmp_path)
     evidence = (
         f"{cheat.id} ({cheat.why}): normalized={run.normalized} flags={run.flags} "

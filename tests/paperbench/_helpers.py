@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,12 @@ PEER_LEAVES = {
     "self-composing-policies": 275,
     "self-expansion": 253,
     "semantic-self-consistency": 77,
+}
+
+HOST_ENV = {
+    **os.environ,
+    # checks call `python3`: the tests' own interpreter (with numpy), not the machine's
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
 }
 
 

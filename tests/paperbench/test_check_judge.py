@@ -25,7 +25,7 @@ from labcoat.families.paperbench import (
     parse_sidecar,
 )
 
-from ._helpers import leaf, node
+from ._helpers import HOST_ENV, leaf, node
 
 pytestmark = pytest.mark.anyio
 
@@ -296,7 +296,7 @@ async def test_command_without_runner_or_with_a_broken_one_is_invalid(
 
 
 async def test_host_runner(tmp_path: Path, repo: Path) -> None:
-    runner = host_command_runner({"submission": repo, "executed": repo})
+    runner = host_command_runner({"submission": repo, "executed": repo}, env=HOST_ENV)
     result = await runner(CommandRequest("cat src/step.py | head -1; exit 4", "submission", 10))
     assert result.exit_code == 4 and result.stdout.startswith("def step")
     result = await runner(CommandRequest("sleep 5", "submission", 0.3))
@@ -385,7 +385,7 @@ async def test_python_checks_must_run_to_their_end(
 ) -> None:
     (repo / "pkg").mkdir()
     (repo / "pkg" / "__init__.py").write_text(init)
-    runner = host_command_runner({"submission": repo, "executed": repo})
+    runner = host_command_runner({"submission": repo, "executed": repo}, env=HOST_ENV)
     result = await grade(
         tmp_path, repo, [{"leaf": "dev-a", "kind": "python", "code": CHECK_CODE}], runner=runner
     )
@@ -401,7 +401,7 @@ async def test_a_submission_folder_cannot_stand_in_for_an_installed_package(
     (repo / "numpy" / "__init__.py").write_text("def allclose(*a, **k):\n    return True\n")
     (repo / "pkg").mkdir()
     (repo / "pkg" / "__init__.py").write_text("def f():\n    return 3.0\n")
-    runner = host_command_runner({"submission": repo, "executed": repo})
+    runner = host_command_runner({"submission": repo, "executed": repo}, env=HOST_ENV)
     result = await grade(
         tmp_path, repo, [{"leaf": "dev-a", "kind": "python", "code": CHECK_CODE}], runner=runner
     )
@@ -444,7 +444,9 @@ async def judge_rerun(
     inp = JudgeInput(
         paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
     )
-    runner = host_command_runner({"submission": repo, "executed": repo, "rerun": again})
+    runner = host_command_runner(
+        {"submission": repo, "executed": repo, "rerun": again}, env=HOST_ENV
+    )
     result = await CheckJudge(runner=runner, sidecar=sidecar).judge(inp)
     return result.tree.at(RA).score, result.flags
 

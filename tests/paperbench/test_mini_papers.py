@@ -6,10 +6,8 @@ labcoat's own code); the harness runs agents' submissions in the sandbox instead
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +38,8 @@ from labcoat.families.paperbench import (
 from labcoat.families.paperbench._sidecar import JsonCompareCheck, JsonValueCheck
 from labcoat.suites import resolve_target
 
+from ._helpers import HOST_ENV
+
 pytestmark = pytest.mark.anyio
 
 MINI = resolve_target("mini") / "paperbench"
@@ -47,8 +47,7 @@ PAPER_IDS = ["spectral-shrinkage", "tail-averaged-sgd"]
 ORACLE_MIN, NOOP_MAX = 0.9, 0.1
 # `python3` must be an interpreter with numpy: the one running the tests.
 ENV = {
-    **os.environ,
-    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    **HOST_ENV,
     "OPENBLAS_NUM_THREADS": "1",
     "OMP_NUM_THREADS": "1",
 }

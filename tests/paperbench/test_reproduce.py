@@ -20,6 +20,7 @@ from labcoat.families.paperbench import (
     sandbox_command_runner,
 )
 from labcoat.grading import grader_session
+from labcoat.sandbox import has_separate_root
 
 pytestmark = [
     pytest.mark.anyio,
@@ -71,9 +72,10 @@ async def test_exit_code_log_and_the_files_it_wrote(tmp_path: Path) -> None:
 async def test_the_run_is_the_agent_users(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", "id -u; ls /root 2>&1 | head -1\n")
     async with reproduce(repo, settings()) as (record, _):
-        uid, root_listing = record.log_tail.splitlines()[:2]
-        if uid == "1000":  # privileged mode: root's home is off limits to the run
-            assert "Permission denied" in root_listing
+        uid, *listing = record.log_tail.splitlines()
+    assert uid == "1000"  # the agent, in both modes
+    if has_separate_root():  # and root's home is off limits to the run
+        assert "Permission denied" in listing[0]
 
 
 async def test_a_timeout_kills_the_run_and_is_recorded(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,14 @@ from scripted_models import scripted_call
 
 from labcoat._run._results import collect_results
 from labcoat.families.rebench import rebench
+from labcoat.families.rebench._family import ONE_USER_NOTE
 from labcoat.sandbox import machine_has_gpu
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="the task standard's root, protected group and /protected need labcoat run as "
+    "root (without root the sandbox has one user; test_one_user_sandbox covers that)",
+)
 
 
 def _run(target: Path, tasks: list[str], solver, tmp_path: Path, **task_args: Any) -> EvalLog:
@@ -86,6 +94,7 @@ def test_end_scoring_manual_scoring_teardown_and_metadata(
     assert "needs manual score" in build_report(data)
 
 
+@needs_root
 def test_protected_scoring_as_metr_s_games_family(metr_target: Path, tmp_path: Path) -> None:
     """The bridge's intermediate-scoring test, on a family in the shape of METR's `games`,
     through the research agent's own tools (the protected-scoring stand-in library)."""
@@ -154,6 +163,7 @@ def test_protected_scoring_as_metr_s_games_family(metr_target: Path, tmp_path: P
         ]
 
 
+@needs_root
 def test_build_steps_install_start_and_the_sample_s_machine(
     metr_target: Path, tmp_path: Path
 ) -> None:
@@ -243,6 +253,7 @@ def test_secrets_reach_the_family_never_the_agent_or_the_log(
         assert value.encode() not in logged
 
 
+@needs_root
 def test_aggregate_scores_and_a_scorer_broken_from_the_start(
     metr_target: Path, tmp_path: Path
 ) -> None:
@@ -271,6 +282,7 @@ def test_aggregate_scores_and_a_scorer_broken_from_the_start(
     assert "fails on the starting state" in broken.error.message
 
 
+@needs_root
 def test_scoring_the_solution_broke_is_flagged_or_an_error(
     metr_target: Path, tmp_path: Path
 ) -> None:
@@ -319,6 +331,7 @@ def test_scoring_the_solution_broke_is_flagged_or_an_error(
     assert crash.errors == 1 and crash.normalized_mean == 0.0  # the error rule: counted as 0
 
 
+@needs_root
 def test_a_protected_file_the_agent_replaces_is_put_back_before_scoring(
     metr_target: Path, tmp_path: Path
 ) -> None:
@@ -347,3 +360,22 @@ def test_a_protected_file_the_agent_replaces_is_put_back_before_scoring(
     assert score.value["raw"] == 0.0
     [flag] = score.metadata["integrity_flags"]
     assert "score.py" in flag and "put back" in flag
+
+
+def test_one_user_sandbox(
+    metr_target: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without root (forced here): a family's chown to root and the protected group keeps
+    the file without the owner change, and one that needs /protected fails saying why."""
+    monkeypatch.setenv("LABCOAT_SANDBOX_USERNS", "1")
+    log = _run(
+        metr_target,
+        ["machine_check/small", "score_log_check/avg"],
+        scripted({"small": ("submit", "done"), "avg": ("submit", "")}),
+        tmp_path,
+    )
+    samples = _samples(log)
+    started = samples["small"]
+    assert started.error is None, started.error
+    failed = samples["avg"].error
+    assert failed is not None and ONE_USER_NOTE in failed.message, failed

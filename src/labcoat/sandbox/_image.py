@@ -133,6 +133,9 @@ def _tree_digest(folder: Path) -> str:
 def image_key(spec: ImageSpec) -> str:
     h = hashlib.sha256()
     h.update(f"image {IMAGE_FORMAT}\n".encode())
+    # built by root, the image's files have root's and the agent's owners; in one user's
+    # sandbox every file is that user's: one image does not serve both
+    h.update(b"root and agent\n" if privileged() else b"one user\n")
     system = system_at(spec.system) if spec.system is not None else None
     h.update(environment_key(spec.environment, system).encode() + b"\n")
     h.update(spec.model_dump_json(exclude={"name", "root_source", "context"}).encode() + b"\n")

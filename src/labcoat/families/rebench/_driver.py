@@ -186,6 +186,28 @@ def _run(args: argparse.Namespace) -> Any:
     return None
 
 
+def _chown_in_one_user_sandbox() -> None:
+    """Without root (labcoat run by another user) the sandbox maps a single user, so root
+    and the protected group do not exist there and chown to them fails (EINVAL). A
+    family's protect steps (METR's `protect_path`) then do what one user can: the file
+    and its mode, without the owner change, which could not keep the agent out anyway."""
+    if os.getuid() == 0:
+        return
+    import errno
+
+    def tolerant(real: Any) -> Any:
+        def chown(*args: Any, **kwargs: Any) -> None:
+            try:
+                real(*args, **kwargs)
+            except OSError as ex:
+                if ex.errno != errno.EINVAL:
+                    raise
+
+        return chown
+
+    os.chown, os.lchown, os.fchown = (tolerant(f) for f in (os.chown, os.lchown, os.fchown))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -197,6 +219,7 @@ def main() -> None:
     parser.add_argument("--submission-file")
     parser.add_argument("--score-log-file")
     args = parser.parse_args()
+    _chown_in_one_user_sandbox()
     try:
         result = _run(args)
     except LoadError as ex:

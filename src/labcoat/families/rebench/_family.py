@@ -136,6 +136,12 @@ class DriverRun:
     """Everything the family printed (stdout then stderr), for the log."""
 
 
+ONE_USER_NOTE = (
+    " (labcoat runs without root here, so the sandbox has one user: a family that needs the"
+    " task standard's root, `protected` group or /protected must be run by root)"
+)
+
+
 class OperationFailed(LabcoatError):
     """The family's code raised (or the operation timed out) while running."""
 
@@ -238,6 +244,7 @@ async def run_operation(
                 "/tmp/.labcoat-score-log.json",
             ]
         user = "root" if "root" in session.users else None
+        one_user = user is None
         try:
             result = await session.exec(
                 ["python3", "-c", Path(_driver.__file__).read_text(), *args],
@@ -261,7 +268,8 @@ async def run_operation(
         raise OperationFailed(
             family.name,
             operation,
-            f"failed (exit {result.returncode}): {last_line(result.stderr or result.stdout)}",
+            f"failed (exit {result.returncode}): {last_line(result.stderr or result.stdout)}"
+            + (ONE_USER_NOTE if one_user else ""),
             output,
             exit_code=result.returncode,
             stdout=result.stdout,
