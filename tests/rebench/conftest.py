@@ -33,3 +33,12 @@ def rebench_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ.pop("LABCOAT_CACHE", None)
         else:
             os.environ["LABCOAT_CACHE"] = before
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_files_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secrets file one test named (`--secrets`, kept for the whole process as a CLI run
+    is) is not there for the next."""
+    from labcoat.families.rebench import _secrets
+
+    monkeypatch.setattr(_secrets, "_files", [])
