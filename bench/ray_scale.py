@@ -8,10 +8,14 @@ oracle: real sandboxes and graders, 24 samples) three ways, each into a fresh lo
 3. with `--ray` on a local Ray cluster of two nodes with one CPU each.
 
 Each run is the `labcoat` command in its own process, timed from start to exit. The
-clusters are started before the clock starts (as a real cluster is already up). Prints
-the wall times, the Ray launcher's fixed cost (a run whose samples are all finished:
-connect, plan, merge), `overhead_per_sample_s` = (2 - 1) / samples, and `speedup_2_nodes`
-= 2 / 3.
+clusters are started before the clock starts (as a real cluster is already up). 1 and 2
+also run at twice the epochs, so what each further sample costs is told apart from what
+a run costs once (a Ray worker's start and first imports, the plan, the merge).
+
+Prints the wall times; `overhead_per_sample_s`, what `--ray` adds to each further
+sample: ((2 at 2E - 2 at E) - (1 at 2E - 1 at E)) / samples at E; `ray_fixed_s`, what it
+adds once per run: (2 - 1) at E less the samples' overhead; the Ray launcher's own cost
+(a run whose samples are all finished: connect, plan, merge); `speedup_2_nodes` = 2 / 3.
 
     python bench/ray_scale.py [--family researchcodebench] [--task ID ...] [--agent oracle]
                               [--epochs N] [--repeat 1]
@@ -72,42 +76,52 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     selection = [args.target, "--family", args.family, "--agent", args.agent]
-    selection += ["--epochs", str(args.epochs)]
     for task in args.task:
         selection += ["--task", task]
+    epochs = (args.epochs, 2 * args.epochs)
     load_before = os.getloadavg()[0]
-    local_s, ray1_s, ray2_s, fixed_s = [], [], [], []
+    local_s: dict[int, list[float]] = {e: [] for e in epochs}
+    ray1_s: dict[int, list[float]] = {e: [] for e in epochs}
+    ray2_s, fixed_s = [], []
     samples = 0
     with tempfile.TemporaryDirectory(prefix="labcoat-ray-bench-") as tmp:
         for round_ in range(args.repeat):
             base = Path(tmp) / str(round_)
-            local_dir = base / "local"
-            local_s.append(
-                labcoat("eval", *selection, "--max-samples", "1", "--log-dir", str(local_dir))
-            )
-            samples = samples_in(local_dir)
-            for nodes, times in ((1, ray1_s), (2, ray2_s)):
+            for e in epochs:
+                local_dir = base / f"local-e{e}"
+                run = ("eval", *selection, "--epochs", str(e), "--log-dir", str(local_dir))
+                local_s[e].append(labcoat(*run, "--max-samples", "1"))
+                if e == args.epochs:
+                    samples = samples_in(local_dir)
+            for nodes in (1, 2):
                 c = cluster(nodes)
                 try:
-                    log_dir = base / f"ray{nodes}"
-                    run = ("eval", *selection, "--ray", c.address, "--log-dir", str(log_dir))
-                    times.append(labcoat(*run))
-                    assert samples_in(log_dir) == samples, "the Ray run lost samples"
-                    if nodes == 1:  # everything finished: what's left is the launcher's own cost
-                        fixed_s.append(labcoat(*run))
+                    for e in epochs if nodes == 1 else epochs[:1]:
+                        log_dir = base / f"ray{nodes}-e{e}"
+                        run = ("eval", *selection, "--epochs", str(e), "--ray", c.address,
+                               "--log-dir", str(log_dir))  # fmt: skip
+                        (ray1_s[e] if nodes == 1 else ray2_s).append(labcoat(*run))
+                        assert samples_in(log_dir) == samples * e // args.epochs, "lost samples"
+                        if nodes == 1 and e == args.epochs:  # all finished: the launcher's own
+                            fixed_s.append(labcoat(*run))
                 finally:
                     c.shutdown()
-    local, ray1, ray2, fixed = (statistics.median(x) for x in (local_s, ray1_s, ray2_s, fixed_s))
+    med = statistics.median
+    local, local2 = med(local_s[epochs[0]]), med(local_s[epochs[1]])
+    ray1, ray1_2 = med(ray1_s[epochs[0]]), med(ray1_s[epochs[1]])
+    ray2, fixed = med(ray2_s), med(fixed_s)
+    per_sample = ((ray1_2 - ray1) - (local2 - local)) / samples
     what = f"{args.family} {' '.join(args.task)}".strip()
     print(f"samples={samples} ({what}, {args.agent} agent, {args.epochs} epoch(s), {args.target})")
     print(f"cpus_on_this_machine={os.cpu_count()}")
     # other work on the machine moves every figure: say how loaded it was
     print(f"load_average_1m={load_before:.2f} (before) {os.getloadavg()[0]:.2f} (after)")
-    print(f"local_one_at_a_time_s={local:.1f}")
-    print(f"ray_1_node_1_cpu_s={ray1:.1f}")
+    print(f"local_one_at_a_time_s={local:.1f} (twice the epochs: {local2:.1f})")
+    print(f"ray_1_node_1_cpu_s={ray1:.1f} (twice the epochs: {ray1_2:.1f})")
     print(f"ray_2_nodes_1_cpu_each_s={ray2:.1f}")
     print(f"ray_launcher_fixed_s={fixed:.1f}  (a re-run with every sample finished)")
-    print(f"overhead_per_sample_s={(ray1 - local) / samples:.2f}")
+    print(f"overhead_per_sample_s={per_sample:.2f}")
+    print(f"ray_fixed_s={ray1 - local - per_sample * samples:.1f}  (once per run)")
     print(f"speedup_2_nodes={ray1 / ray2:.2f}")
 
 

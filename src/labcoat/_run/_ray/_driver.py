@@ -1,7 +1,8 @@
 """The launcher: plan the jobs, skip the finished ones, let Ray place the rest, merge logs.
 
 Every (sample, epoch) is a Ray task with the sample's declared resources; Ray places it.
-The launcher keeps the queue (handing Ray what the cluster can start now), retries an
+The launcher keeps the queue (handing Ray what the cluster can start now, and one job
+more per node so a freed slot never waits for the launcher), retries an
 attempt whose node or worker is lost, or which raised a listed infrastructure exception,
 ahead of new work, records how each such attempt ended, and merges the logs: killing it
 loses nothing a node has logged, and the same command resumes.
@@ -45,6 +46,10 @@ sample's own error, already in its log."""
 DEFAULT_MAX_CONNECTIONS = 10
 MERGE_EVERY_S = 15.0
 POLL_S = 0.5
+QUEUED_PER_NODE = 1
+"""Jobs handed to Ray beyond what the cluster can start now, per node: where a slot frees,
+the next sample is already there and starts without a round trip through the launcher
+(seconds on a loaded machine). A lost sample's retry displaces them."""
 
 
 @dataclass
@@ -194,6 +199,10 @@ def run_on_ray(
 class _InFlight:
     job: SampleJob
     attempt: str
+    queued: bool = False
+    """Handed to Ray ahead of room for it (`QUEUED_PER_NODE`)."""
+    displaced: bool = False
+    """Cancelled before it started, to let a lost sample's retry go first."""
 
 
 @contextlib.contextmanager
@@ -224,11 +233,14 @@ def _execute(
     progress: Progress,
     max_in_flight: int | None,
 ) -> None:
-    """Hand Ray only what the cluster can start now, a lost sample's retry first.
+    """Hand Ray what the cluster can start now and one job more per node, a lost sample's
+    retry first.
 
     The launcher keeps the queue: a job goes to Ray when the free resources the launcher
-    sees (alive nodes, less what its running jobs hold) fit it, so Ray's own queue stays
-    empty and a retry, put at the front, starts as soon as a node can take it instead of
+    sees (alive nodes, less what its running jobs hold) fit it, and `QUEUED_PER_NODE`
+    more wait in Ray's own queue, so a freed slot starts the next sample at once. A retry,
+    put at the front, cancels those queued jobs that have not started (they go back to
+    the front of the new work), so it starts as soon as a node can take it instead of
     behind every sample not yet started. The launcher retries, not Ray: it sees how each
     attempt ended and records it beside the attempt's marker (`write_end`)."""
     by_group = {g.key: g for g in run.groups}
@@ -249,6 +261,17 @@ def _execute(
     last_merge = time.monotonic()
     dirty: set[str] = set()
     progress.start(len(todo) - len(pending))
+
+    def submit(job: SampleJob, queued: bool) -> None:
+        pending.remove(job)
+        retrying.discard(job.key)
+        tries[job.key] = tries.get(job.key, 0) + 1
+        attempt = uuid.uuid4().hex[:12]
+        ref = remote.options(
+            max_retries=0, retry_exceptions=False, **job.resources.ray_options()
+        ).remote(job, spec, attempt)
+        in_flight[ref] = _InFlight(job, attempt, queued=queued)
+
     try:
         while pending or in_flight:
             if pending:
@@ -256,14 +279,16 @@ def _execute(
                 free = _free(nodes, [(f.job, placed.get(f.job.key)) for f in in_flight.values()])
                 room = None if not max_in_flight else max_in_flight - len(in_flight)
                 for job in admit(pending, retrying, free, room):
-                    pending.remove(job)
-                    retrying.discard(job.key)
-                    tries[job.key] = tries.get(job.key, 0) + 1
-                    attempt = uuid.uuid4().hex[:12]
-                    ref = remote.options(
-                        max_retries=0, retry_exceptions=False, **job.resources.ray_options()
-                    ).remote(job, spec, attempt)
-                    in_flight[ref] = _InFlight(job, attempt)
+                    submit(job, queued=False)
+                if retrying:  # what waits in Ray's queue would start before the retry
+                    _displace(ray, in_flight, placed)
+                else:
+                    room = None if not max_in_flight else max_in_flight - len(in_flight)
+                    waiting = sum(f.job.key not in placed for f in in_flight.values())
+                    extra = QUEUED_PER_NODE * len(nodes) - waiting
+                    extra = extra if room is None else min(extra, room)
+                    for job in list(pending)[: max(0, extra)]:
+                        submit(job, queued=True)
             if in_flight:  # back as soon as one ends (its room goes to the next), with
                 # every other that has ended by then
                 ready, rest = ray.wait(list(in_flight), num_returns=1, timeout=POLL_S)
@@ -283,6 +308,13 @@ def _execute(
                 try:
                     run.outcomes[job.key] = ray.get(ref)
                 except Exception as ex:
+                    if flight.displaced and _cancelled(ex):
+                        if _attempt_node(job, flight.attempt) is not None:  # it had begun
+                            write_end(job.shard_dir, flight.attempt, "displaced")
+                        tries[job.key] -= 1
+                        ahead = sum(1 for j in pending if j.key in retrying)
+                        pending.insert(ahead, job)  # first of the new work again
+                        continue
                     kind, detail = _ended(ex, _attempt_node(job, flight.attempt), set(nodes))
                     if kind is not None:
                         write_end(job.shard_dir, flight.attempt, kind, detail)
@@ -309,6 +341,21 @@ def _execute(
                 if _attempt_node(flight.job, flight.attempt) is not None:
                     write_end(flight.job.shard_dir, flight.attempt, "launcher_interrupted")
         raise
+
+
+def _displace(ray: Any, in_flight: dict[Any, _InFlight], placed: dict[Any, str]) -> None:
+    """Cancel the queued jobs that have not started, so a waiting retry goes first."""
+    for ref, flight in in_flight.items():
+        if flight.queued and not flight.displaced and flight.job.key not in placed:
+            flight.displaced = True
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=False)
+
+
+def _cancelled(ex: Exception) -> bool:
+    from ray.exceptions import TaskCancelledError
+
+    return isinstance(ex, TaskCancelledError)
 
 
 def _alive_nodes(ray: Any) -> dict[str, dict[str, Any]]:

@@ -94,6 +94,7 @@ END_REASONS = {
     "worker_crashed": "its worker process died while its node stayed up",
     "raised": "the node raised an infrastructure error",
     "launcher_interrupted": "the launcher was interrupted (Ctrl-C or SIGTERM) and ended it",
+    "displaced": "the launcher cancelled it as it began, to run a lost sample's retry first",
 }
 """What an `.end` record's kind means, as an attempt's retry reason says it."""
 LAUNCHER_STOPPED = (
