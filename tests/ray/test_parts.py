@@ -15,7 +15,7 @@ from inspect_ai.dataset import Sample
 from labcoat._errors import LabcoatError
 from labcoat._run._ray._cluster import check_address, forwarded_env
 from labcoat._run._ray._coordinator import Coordinator
-from labcoat._run._ray._driver import _ended, _fits, _free, admit
+from labcoat._run._ray._driver import _displace, _ended, _fits, _free, _InFlight, admit
 from labcoat._run._ray._merge import read_shard
 from labcoat._run._ray._plan import Resources, SampleJob, sample_resources, shard_name
 from labcoat._run._ray._slots import ClusterSlotsRegistry, model_of
@@ -206,6 +206,27 @@ def test_a_lost_samples_retry_goes_to_ray_before_any_new_work() -> None:
     big = _job("big", memory_gb=3)
     assert admit([big, *new], set(), [_node(2, 2), _node(1, 1)], None) == new[:3]
     assert admit(new, set(), [_node(8, 64)], 3) == new[:3]
+
+
+def test_a_waiting_retry_cancels_only_queued_jobs_that_have_not_started() -> None:
+    class FakeRay:
+        def __init__(self) -> None:
+            self.cancelled: list[str] = []
+
+        def cancel(self, ref: str, force: bool) -> None:
+            assert not force  # a job that began as it was cancelled ends cleanly
+            self.cancelled.append(ref)
+
+    in_flight = {
+        "running": _InFlight(_job("running"), "a1"),
+        "queued-started": _InFlight(_job("qs"), "a2", queued=True),
+        "queued": _InFlight(_job("q"), "a3", queued=True),
+    }
+    ray = FakeRay()
+    placed = {_job("qs").key: "node"}  # "running" was just handed to Ray, not queued
+    _displace(ray, in_flight, placed)
+    _displace(ray, in_flight, placed)  # once is enough
+    assert ray.cancelled == ["queued"] and in_flight["queued"].displaced
 
 
 def test_free_resources_count_the_launchers_running_jobs_where_they_run() -> None:
