@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
+import numpy as np
 import pandas as pd
 
 from labcoat.analysis._human import HUMAN
@@ -21,7 +22,9 @@ def _per_label(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (task, label), g in runs.groupby(["task_id", "label"], sort=True):
         scores = pd.to_numeric(g["normalized"], errors="coerce").fillna(ERROR_SCORE)
-        imported = g.get("imported", pd.Series(False, index=g.index)).fillna(False)
+        column = g.get("imported", pd.Series(False, index=g.index))
+        # missing (None, NaN) is not imported; no fillna: it downcasts object columns
+        imported = column.map(lambda value: isinstance(value, bool | np.bool_) and bool(value))
         rows.append(
             {
                 "task_id": task,
