@@ -244,7 +244,6 @@ async def run_operation(
                 "/tmp/.labcoat-score-log.json",
             ]
         user = "root" if "root" in session.users else None
-        one_user = user is None
         try:
             result = await session.exec(
                 ["python3", "-c", Path(_driver.__file__).read_text(), *args],
@@ -269,7 +268,7 @@ async def run_operation(
             family.name,
             operation,
             f"failed (exit {result.returncode}): {last_line(result.stderr or result.stdout)}"
-            + (ONE_USER_NOTE if one_user else ""),
+            + (ONE_USER_NOTE if user is None else ""),
             output,
             exit_code=result.returncode,
             stdout=result.stdout,

@@ -522,7 +522,7 @@ def serve(folder, modules, slot):
             if owner is not None:  # the host gave up on a run in flight: end it
                 if not chunk:
                     forget(conn)
-                    _cleanup(owner, uid, keep=[p for p in runs if p != owner])
+                    _cleanup(owner, uid, keep=runs)  # the owner is reaped below: finish()
                 continue
             if not chunk:
                 pending.pop(conn, None)
