@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,13 @@ def test_samples_run_where_their_declared_resources_are(
     assert placed["toy/gpu"] == nodes["gpu"]
     assert placed["toy/bigmem"] == nodes["cpu"]
     assert set(placed.values()) <= set(nodes.values())  # never the head (no CPU)
+    # Ray starts workers at nice 15 on this cluster; a sample runs at the raylet's
+    # priority, which only root can give back, and the launcher says when it could not
+    niceness = {r["niceness"] for records in attempts(log_dir).values() for r in records}
+    if os.geteuid() == 0:
+        assert niceness == {os.nice(0)} and "worker niceness" not in out
+    else:
+        assert niceness == {15} and "3 sample(s) ran at Ray's worker niceness (15)" in out
     assert "1.000" in out  # the results table
     # progress while it ran (one line per finished sample when not on a terminal)
     assert out.count("(epoch 1): success on ") == 3 and "[3/3] rebench/oracle" in out

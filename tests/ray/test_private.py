@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,10 @@ ray = connect("local")
 
 @ray.remote
 def where():
-    return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
+    context = ray.get_runtime_context()
+    return context.get_node_id(), ray.util.get_node_ip_address(), os.nice(0)
 
-node_id, node_ip = ray.get(where.remote())
+node_id, node_ip, niceness = ray.get(where.remote())
 time.sleep(1)
 me = psutil.Process()
 listening, peers = [], []
@@ -38,7 +40,7 @@ for p in [me, *me.children(recursive=True)]:
 print(json.dumps({
     "gcs": ray.get_runtime_context().gcs_address,
     "nodes": [n["NodeID"] for n in ray.nodes()],
-    "node_id": node_id, "node_ip": node_ip,
+    "node_id": node_id, "node_ip": node_ip, "niceness": niceness,
     "listening": listening, "peers": peers,
     "token_file": os.path.exists(os.path.expanduser("~/.ray/auth_token")),
     "auth": os.environ.get("RAY_AUTH_MODE"),
@@ -47,12 +49,13 @@ print(json.dumps({
 
 
 def test_the_private_instance_listens_on_loopback_only_and_ignores_a_running_cluster(
-    cluster,
+    cluster, tmp_path: Path
 ) -> None:
     ray_cluster, nodes = cluster
     result = subprocess.run(
         [sys.executable, "-c", PROBE],
-        env={**_env(), "RAY_ADDRESS": ray_cluster.address},  # what `ray.init()` would join
+        # RAY_ADDRESS: what `ray.init()` would join; HOME: a token file is this run's doing
+        env={**_env(), "RAY_ADDRESS": ray_cluster.address, "HOME": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=180,
@@ -71,6 +74,8 @@ def test_the_private_instance_listens_on_loopback_only_and_ignores_a_running_clu
     assert [x for x in seen["peers"] if x[2] not in LOOPBACK] == []
     # with a token of its own, in no file another process could read
     assert seen["auth"] == "token" and not seen["token_file"]
+    # its workers run at this machine's priority, not Ray's default nice 15
+    assert seen["niceness"] == os.nice(0)
 
 
 def test_eval_with_ray_and_no_address_runs_on_its_own_instance(
@@ -90,6 +95,4 @@ def test_eval_with_ray_and_no_address_runs_on_its_own_instance(
 
 
 def _env() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}

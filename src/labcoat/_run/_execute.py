@@ -98,7 +98,7 @@ def run_entries(
         "run the same command again to finish them"
     )
     if options.ray is not None:
-        from labcoat._run._ray import run_on_ray
+        from labcoat._run._ray._driver import run_on_ray
 
         try:
             success, results = run_on_ray(target, runnable, options, limits=limits, prices=prices)

@@ -1,5 +1,5 @@
-"""`--ray`: every sample of a run as a Ray task on a cluster, one log dir (docs/scale.md)."""
+"""`--ray`: every sample of a run as a Ray task on a cluster, one log dir (docs/scale.md).
 
-from labcoat._run._ray._driver import run_on_ray
-
-__all__ = ["run_on_ray"]
+Nothing is imported here: a Ray worker imports `_priority` through this package before
+anything heavy (its setup hook), and the launcher imports `_driver` itself.
+"""

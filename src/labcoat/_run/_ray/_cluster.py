@@ -35,6 +35,7 @@ FORWARDED = re.compile(
 EXTRA_ENV = "LABCOAT_RAY_ENV"
 """Comma-separated names of further variables to send to the nodes."""
 RUN_CHOICES = (ANY_GPU_MODEL_ENV,)
+SETUP_HOOK = "labcoat._run._ray._priority.run_at_node_priority"
 """Variables that are a run's choices (command-line flags), not a node's facts."""
 
 
@@ -92,7 +93,14 @@ def start_private(ray: ModuleType, **kwargs: Any) -> None:
     ray_constants.ENABLE_RAY_CLUSTER = False
     Config.initialize("")
     AuthenticationTokenLoader.instance().reset_cache()
-    ray.init(address="local", include_dashboard=False, _node_ip_address=LOOPBACK, **kwargs)
+    ray.init(
+        address="local",
+        include_dashboard=False,
+        _node_ip_address=LOOPBACK,
+        # Ray starts workers at nice 15: a sample would yield to every other process here
+        _system_config={"worker_niceness": 0},
+        **kwargs,
+    )
 
 
 def connect(address: str) -> ModuleType:
@@ -102,7 +110,11 @@ def connect(address: str) -> ModuleType:
         return ray
     kwargs: dict[str, Any] = {
         "namespace": NAMESPACE,
-        "runtime_env": {"env_vars": forwarded_env()},
+        "runtime_env": {
+            "env_vars": forwarded_env(),
+            # first thing in each worker, before its imports: see `_priority`
+            "worker_process_setup_hook": SETUP_HOOK,
+        },
         "log_to_driver": False,
         "logging_level": logging.WARNING,
     }

@@ -183,6 +183,7 @@ def run_on_ray(
         progress.stop()
     run.logs = [log for g in groups if (log := run.merge(g, final=True)) is not None]
     progress.summary()
+    _warn_if_niced(run.outcomes.values())
     unlogged = [g for g in groups if not any(log.location == g.location for log in run.logs)]
     for group in unlogged:  # not one sample got as far as Inspect: say why, loudly
         reasons = {run.failures[j.key] for j in group.jobs if j.key in run.failures}
@@ -193,6 +194,18 @@ def run_on_ray(
         )
     success = not unlogged and all(log.status == "success" for log in run.logs)
     return success, inspected_results(run.logs, options.inspect)
+
+
+def _warn_if_niced(outcomes: Iterable[AttemptOutcome]) -> None:
+    niced = [o for o in outcomes if o.niceness[0] > o.niceness[1]]
+    if niced:
+        levels = ", ".join(str(n) for n in sorted({o.niceness[0] for o in niced}))
+        click.echo(
+            f"labcoat: {len(niced)} sample(s) ran at Ray's worker niceness ({levels}), below "
+            "their nodes' priority: the nodes' other processes came first, timing-based "
+            "scores included; start the nodes with RAY_worker_niceness=0 (or as root)",
+            err=True,
+        )
 
 
 @dataclass

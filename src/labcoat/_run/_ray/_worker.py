@@ -27,6 +27,7 @@ from inspect_ai._util.file import file, filesystem
 from labcoat._run._costs import register_prices
 from labcoat._run._ray._eval_loop import run_eval
 from labcoat._run._ray._plan import SampleJob, family_task
+from labcoat._run._ray._priority import run_at_node_priority
 from labcoat._run._ray._slots import cluster_slots, register_hook
 from labcoat._run._ray._spec import RunSpec
 from labcoat.grading import Reservation, sample_reservation
@@ -47,6 +48,8 @@ class AttemptOutcome:
     host: str
     error: str | None
     seconds: float
+    niceness: tuple[int, int] = (0, 0)
+    """The worker's niceness while the sample ran, and its raylet's (`_priority`)."""
 
 
 def node_identity() -> dict[str, str]:
@@ -130,6 +133,7 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
     attempt, so it can record how an attempt it saw end without a log ended)."""
     register_hook()  # first: in place before anything here creates a model
     start = time.monotonic()
+    niceness = run_at_node_priority()
     node = node_identity()
     attempt = {
         "attempt": attempt_id or uuid.uuid4().hex[:12],
@@ -138,6 +142,8 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
         "epoch": job.epoch,
         "started": datetime.now(UTC).isoformat(),
         "resources": job.resources.describe(),
+        "niceness": niceness[0],
+        "node_niceness": niceness[1],
         **node,
     }
     write_marker(job.shard_dir, attempt)
@@ -172,4 +178,5 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
         host=node["host"],
         error=error,
         seconds=time.monotonic() - start,
+        niceness=niceness,
     )
