@@ -15,7 +15,9 @@ a run costs once (a Ray worker's start and first imports, the plan, the merge).
 Prints the wall times; `overhead_per_sample_s`, what `--ray` adds to each further
 sample: ((2 at 2E - 2 at E) - (1 at 2E - 1 at E)) / samples at E; `ray_fixed_s`, what it
 adds once per run: (2 - 1) at E less the samples' overhead; the Ray launcher's own cost
-(a run whose samples are all finished: connect, plan, merge); `speedup_2_nodes` = 2 / 3.
+(a run whose samples are all finished: connect, plan, merge); `speedup_2_nodes` = 2 / 3;
+`worker_niceness`, what the samples' workers ran at (the clusters are Ray's defaults,
+which start workers at nice 15: labcoat takes the node's priority back, as root).
 
     python bench/ray_scale.py [--family researchcodebench] [--task ID ...] [--agent oracle]
                               [--epochs N] [--repeat 1]
@@ -27,6 +29,7 @@ show the speed-up, e.g. `--family researchgym --epochs 2` (four samples of ~10 s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -66,6 +69,12 @@ def samples_in(log_dir: Path) -> int:
     return sum(len(read_eval_log(str(p)).samples or []) for p in log_dir.glob("*.eval"))
 
 
+def niceness_in(log_dir: Path) -> set[int]:
+    """What the samples' workers ran at (Ray starts workers at nice 15; labcoat undoes it)."""
+    markers = log_dir.glob("*.shards/*/*.attempt")
+    return {json.loads(m.read_text()).get("niceness", -1) for m in markers}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", default="mini")
@@ -83,6 +92,7 @@ def main() -> None:
     local_s: dict[int, list[float]] = {e: [] for e in epochs}
     ray1_s: dict[int, list[float]] = {e: [] for e in epochs}
     ray2_s, fixed_s = [], []
+    niceness: set[int] = set()
     samples = 0
     with tempfile.TemporaryDirectory(prefix="labcoat-ray-bench-") as tmp:
         for round_ in range(args.repeat):
@@ -102,6 +112,7 @@ def main() -> None:
                                "--log-dir", str(log_dir))  # fmt: skip
                         (ray1_s[e] if nodes == 1 else ray2_s).append(labcoat(*run))
                         assert samples_in(log_dir) == samples * e // args.epochs, "lost samples"
+                        niceness |= niceness_in(log_dir)
                         if nodes == 1 and e == args.epochs:  # all finished: the launcher's own
                             fixed_s.append(labcoat(*run))
                 finally:
@@ -123,6 +134,7 @@ def main() -> None:
     print(f"overhead_per_sample_s={per_sample:.2f}")
     print(f"ray_fixed_s={ray1 - local - per_sample * samples:.1f}  (once per run)")
     print(f"speedup_2_nodes={ray1 / ray2:.2f}")
+    print(f"worker_niceness={','.join(map(str, sorted(niceness)))}  (this process: {os.nice(0)})")
 
 
 if __name__ == "__main__":
