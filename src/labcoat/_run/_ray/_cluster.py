@@ -35,8 +35,9 @@ FORWARDED = re.compile(
 EXTRA_ENV = "LABCOAT_RAY_ENV"
 """Comma-separated names of further variables to send to the nodes."""
 RUN_CHOICES = (ANY_GPU_MODEL_ENV,)
-SETUP_HOOK = "labcoat._run._ray._priority.run_at_node_priority"
 """Variables that are a run's choices (command-line flags), not a node's facts."""
+SETUP_HOOK = "labcoat._run._ray._priority.run_at_node_priority"
+"""Run by each of the run's workers as it starts, before it imports labcoat."""
 
 
 def require_ray() -> ModuleType:
