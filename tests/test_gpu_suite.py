@@ -1,5 +1,5 @@
 """The bundled `gpu` suite: listed everywhere, validated where there is a GPU (by
-bench/gpu_check.sh on a GPU machine); elsewhere every task says why it cannot run, and
+bench/gpu/check.sh on a GPU machine); elsewhere every task says why it cannot run, and
 nothing is built for it (its torch would be gigabytes from the network)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from cli_runner import json_document, run_cli_captured
 from labcoat.sandbox import machine_has_gpu
 
 pytestmark = pytest.mark.skipif(
-    machine_has_gpu(), reason="this machine has a GPU: bench/gpu_check.sh validates the suite"
+    machine_has_gpu(), reason="this machine has a GPU: bench/gpu/check.sh validates the suite"
 )
 
 

@@ -375,9 +375,11 @@ async def family_listing(family: TaskFamilyDir) -> dict[str, Any]:
     return found
 
 
-def family_secrets(family: TaskFamilyDir, names: list[str]) -> dict[str, str]:
-    """The values of `names`; a missing one is an error naming it."""
-    found, missing = secret_values(names)
+def family_secrets(
+    family: TaskFamilyDir, names: list[str], files: tuple[Path, ...] = ()
+) -> dict[str, str]:
+    """The values of `names` (also from `files`); a missing one is an error naming it."""
+    found, missing = secret_values(names, files)
     if missing:
         raise MissingSecretsError(f"task family {family.name}", missing)
     return found

@@ -41,6 +41,7 @@ class SampleTask:
     visible_to_agent: bool
     timeout: float
     secrets: tuple[str, ...]
+    secrets_files: tuple[Path, ...]
     unavailable: str | None
 
     @classmethod
@@ -61,11 +62,14 @@ class SampleTask:
             visible_to_agent=bool(m.get("visible_to_agent")),
             timeout=float(m.get("timeout") or 3600),
             secrets=tuple(m.get("secrets") or ()),
+            secrets_files=tuple(Path(f) for f in m.get("secrets_files") or ()),
             unavailable=m.get("unavailable"),
         )
 
     def secret_values(self) -> dict[str, str]:
-        return family_secrets(self.family, list(self.secrets))
+        # a file removed since the task was built adds nothing: what it held is missing
+        files = tuple(f for f in self.secrets_files if f.is_file())
+        return family_secrets(self.family, list(self.secrets), files)
 
 
 def sample_state() -> SampleState | None:

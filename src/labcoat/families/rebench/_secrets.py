@@ -11,6 +11,9 @@ from __future__ import annotations
 import ast
 import io
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from dotenv import dotenv_values
@@ -21,20 +24,49 @@ from labcoat._util.text_file import read_bytes
 
 MAX_SECRETS_BYTES = 1024 * 1024
 
-# the secrets file named on this run's command line (or by the task's `secrets` argument)
+# the secrets file named on the command line: the CLI runs one command per process
 _files: list[Path] = []
+# a `rebench(secrets=FILE)` call's file, while that call discovers and builds its samples
+# (its samples then carry the path: `SampleTask.secrets_files`)
+_scoped: ContextVar[tuple[Path, ...]] = ContextVar("labcoat_secrets_files", default=())
 
 
-def use_secrets_file(path: str | Path | None) -> None:
-    """Read secrets from `path` (in addition to the environment) for this process."""
-    if path is None:
-        return
+def secrets_file(path: str | Path) -> Path:
+    """`path`, checked to be a secrets file, resolved."""
     file = Path(path).expanduser().resolve()
     if not file.is_file():
         raise LabcoatError(f"--secrets {path}: no such file")
+    check_secrets_file(Path(path).expanduser())  # named as given
+    return file
+
+
+def use_secrets_file(path: str | Path | None) -> None:
+    """Read secrets from `path` (in addition to the environment) for the rest of this
+    process, in every task (what `--secrets FILE` does on the command line)."""
+    if path is None:
+        return
+    file = Path(path).expanduser().resolve()
     if file not in _files:
-        check_secrets_file(Path(path).expanduser())  # named as given
-        _files.append(file)
+        _files.append(secrets_file(path))
+
+
+def secrets_files_in_use() -> tuple[Path, ...]:
+    """The files `secrets_file_in_use` blocks around this call added."""
+    return _scoped.get()
+
+
+@contextmanager
+def secrets_file_in_use(path: str | Path | None) -> Iterator[None]:
+    """Read secrets from `path` too within this block (and the threads `run_sync` starts
+    from it)."""
+    files = _scoped.get()
+    if path is not None and (file := secrets_file(path)) not in files:
+        files = (*files, file)
+    token = _scoped.set(files)
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
 
 
 def check_secrets_file(file: Path) -> None:
@@ -55,9 +87,9 @@ def check_secrets_file(file: Path) -> None:
             )
 
 
-def _file_values() -> dict[str, str]:
+def _file_values(files: tuple[Path, ...]) -> dict[str, str]:
     values: dict[str, str] = {}
-    for file in _files:
+    for file in dict.fromkeys((*_files, *_scoped.get(), *files)):
         try:
             parsed = dotenv_values(file)
         except (OSError, ValueError) as ex:
@@ -66,10 +98,12 @@ def _file_values() -> dict[str, str]:
     return values
 
 
-def secret_values(names: list[str] | tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
-    """({name: value} for the names found, [names missing]); the file wins over the
-    environment."""
-    from_file = _file_values() if names else {}
+def secret_values(
+    names: list[str] | tuple[str, ...], files: tuple[Path, ...] = ()
+) -> tuple[dict[str, str], list[str]]:
+    """({name: value} for the names found, [names missing]): from the secrets files in
+    use (`files` last, so they win), else from the environment."""
+    from_file = _file_values(files) if names else {}
     found: dict[str, str] = {}
     missing: list[str] = []
     for name in names:

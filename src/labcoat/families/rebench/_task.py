@@ -55,7 +55,8 @@ from labcoat.families.rebench._scoring import (
 from labcoat.families.rebench._secrets import (
     MissingSecretsError,
     secret_values,
-    use_secrets_file,
+    secrets_file_in_use,
+    secrets_files_in_use,
 )
 from labcoat.families.rebench._sidecar import SIDECAR, OracleSpec
 from labcoat.families.rebench._state import SAMPLE_UUID_PATH, SampleState, copy_image_home
@@ -310,6 +311,8 @@ def _metadata(
             ),
             "timeout": operation_timeout(spec.scoring_timeout_minutes if spec else None),
             "secrets": list((setup or {}).get("required_environment_variables", [])),
+            # the task's `secrets` file (its path, never its values), read again when scored
+            "secrets_files": [str(f) for f in secrets_files_in_use()],
             "oracle": (spec.oracle if spec else OracleSpec()).model_dump(),
             "unavailable": unavailable,
         },
@@ -506,17 +509,19 @@ def rebench(
         raise LabcoatError(
             "rebench tasks need /home/agent and root-only files: use bwrap or docker"
         )
-    use_secrets_file(secrets)
-    root = resolve_target(target)
-    nested = root / FAMILY
-    ids = [tasks] if isinstance(tasks, str) else tasks
-    entries = select(discover(nested if nested.is_dir() else root), ids, None)
-    broken = [e for e in entries if e.problem]
-    if broken:
-        raise LabcoatError(f"{broken[0].id}: {broken[0].problem}")
-    if not entries:
-        raise LabcoatError(f"{target}: no RE-Bench task families found")
-    samples = run_sync(_samples, entries, sandbox)
+    # the file is read while this call lists and builds its samples, then by those samples
+    # only: another task in this process does not see it
+    with secrets_file_in_use(secrets):
+        root = resolve_target(target)
+        nested = root / FAMILY
+        ids = [tasks] if isinstance(tasks, str) else tasks
+        entries = select(discover(nested if nested.is_dir() else root), ids, None)
+        broken = [e for e in entries if e.problem]
+        if broken:
+            raise LabcoatError(f"{broken[0].id}: {broken[0].problem}")
+        if not entries:
+            raise LabcoatError(f"{target}: no RE-Bench task families found")
+        samples = run_sync(_samples, entries, sandbox)
     return Task(
         dataset=MemoryDataset(samples, name=f"rebench-{Path(target).name}"),
         setup=rebench_setup(),
