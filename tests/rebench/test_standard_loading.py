@@ -14,19 +14,16 @@ import pytest
 from cli_runner import json_document, run_cli_captured
 from families import copy_family
 
-from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._errors import TaskDataError
 from labcoat._util.sync import run_sync
 from labcoat.families.rebench import (
-    MissingSecretsError,
     TaskFamilyDir,
     discover,
     family_setup,
-    rebench,
     task_resources,
 )
 from labcoat.families.rebench._build import defines_install, load_build_steps
-from labcoat.families.rebench._sample import SampleTask
-from labcoat.families.rebench._secrets import declared_secrets, secret_values
+from labcoat.families.rebench._secrets import declared_secrets
 from labcoat.sandbox import DEFAULT_DISK_MB
 
 
@@ -157,32 +154,6 @@ def test_missing_secrets_fail_before_the_run_naming_them(
         capsys, "check", str(tmp_path), "--no-build", "--secrets", str(env)
     )
     assert code == 0, out
-
-
-def test_a_task_s_secrets_file_is_its_samples_alone(tmp_path: Path, monkeypatch) -> None:
-    names = ["LABCOAT_TEST_SECRET_A", "LABCOAT_TEST_SECRET_B"]
-    for name in names:
-        monkeypatch.delenv(name, raising=False)
-    targets = tmp_path / "targets"
-    copy_family("secret_check", targets)
-    (targets / "secret_check" / "manifest.yaml").unlink()  # only get_tasks() lists it
-    env = tmp_path / "secrets.env"
-    env.write_text("LABCOAT_TEST_SECRET_A=a-value\nLABCOAT_TEST_SECRET_B=b-value\n")
-    # the file is read while the task lists and builds its samples (get_tasks() needs it)
-    task = rebench(str(targets), agent="noop", secrets=str(env))
-    [sample] = task.dataset
-    assert sample.id == "secret_check/capital"
-    # and by its samples when they run, after the call
-    expected = {"LABCOAT_TEST_SECRET_A": "a-value", "LABCOAT_TEST_SECRET_B": "b-value"}
-    assert SampleTask.of(sample.metadata).secret_values() == expected
-    # nothing else in this process reads it: another task without it is refused
-    assert secret_values(names) == ({}, names)
-    with pytest.raises(LabcoatError, match="not set: LABCOAT_TEST_SECRET_A"):
-        rebench(str(targets), agent="noop")
-    # a file removed since adds nothing: its names are missing, by name
-    env.unlink()
-    with pytest.raises(MissingSecretsError, match="LABCOAT_TEST_SECRET_B"):
-        SampleTask.of(sample.metadata).secret_values()
 
 
 def test_an_unreachable_requirement_is_the_family_s_one_line_reason(tmp_path: Path, capsys) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
+from labcoat._cli._options import secrets_option, with_secrets
 from labcoat._cli._output import print_table, stdout_to_stderr
 from labcoat._errors import LabcoatError
 
@@ -25,13 +27,19 @@ def _fmt(value: float | None) -> str:
 )
 @click.option("--max-samples", type=click.IntRange(min=1), help="Samples graded at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@secrets_option
 def command(
-    log_dir: str, task_ids: tuple[str, ...], max_samples: int | None, as_json: bool
+    log_dir: str,
+    task_ids: tuple[str, ...],
+    max_samples: int | None,
+    as_json: bool,
+    secrets_file: str | None,
 ) -> None:
     """Grade every sample under LOGDIR whose final workspace was kept again, with the
     current graders, in fresh protected sandboxes. The new scores go to new logs in
     LOGDIR/regrades/<time>/ (the original logs are not changed); reports and analysis
-    then use the newest grading. Exits 1 when a regrade errored."""
+    then use the newest grading. A --secrets FILE replaces the one the runs named.
+    Exits 1 when a regrade errored."""
     from labcoat.regrade import regrade_logs
 
     folder = Path(log_dir)
@@ -39,12 +47,15 @@ def command(
         raise LabcoatError(f"{log_dir}: no such folder")
     if not folder.is_dir():
         raise LabcoatError(f"{log_dir}: not a folder (give the folder of the .eval logs)")
+    task_args: dict[str, dict[str, Any]] = {}
+    with_secrets(task_args, secrets_file)
     with stdout_to_stderr(as_json):
         out, rows = regrade_logs(
             folder,
             task_ids=list(task_ids) or None,
             max_samples=max_samples,
             display="none" if as_json else None,
+            task_args=task_args,
         )
     if as_json:
         click.echo(

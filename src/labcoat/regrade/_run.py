@@ -78,18 +78,21 @@ def _task_id(c: Candidate) -> str:
     return str(ids[0])
 
 
-def _build(log: str, group: list[Candidate], plan_file: Path, meta: dict[str, Any]) -> Task:
+def _build(
+    log: str,
+    group: list[Candidate],
+    plan_file: Path,
+    meta: dict[str, Any],
+    task_args: dict[str, Any],
+) -> Task:
     first = group[0]
-    try:
-        task_fn = task_function(first.family)
-    except LabcoatError as ex:
-        raise LabcoatError(f"{log}: {ex}") from None
-    task = task_fn(**{**first.task_args, "agent": "noop", "sandbox": "bwrap"})
+    task_fn = task_function(first.family)
+    task = task_fn(**{**first.task_args, **task_args, "agent": "noop", "sandbox": "bwrap"})
     ids = {c.sample_id for c in group}
     samples = [s for s in task.dataset if str(s.id) in ids]
     missing = ids - {str(s.id) for s in samples}
     if missing:
-        raise LabcoatError(f"{log}: the task no longer has sample(s) {', '.join(sorted(missing))}")
+        raise LabcoatError(f"the task no longer has sample(s) {', '.join(sorted(missing))}")
     return task_with(
         task,
         dataset=MemoryDataset(samples, name=task.dataset.name),
@@ -105,9 +108,12 @@ def regrade_logs(
     task_ids: list[str] | None = None,
     max_samples: int | None = None,
     display: str | None = None,
+    task_args: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[Path | None, list[Regraded]]:
     """Regrade every kept sample under `log_dir` (of `task_ids`, when given): the folder
-    the regrade logs went to (None: nothing to regrade), and one row per sample."""
+    the regrade logs went to (None: nothing to regrade), and one row per sample.
+    `task_args` ({family: {argument: value}}) replace those the original logs recorded
+    (a secrets file of this machine, say)."""
     if not log_dir.is_dir():
         raise LabcoatError(f"{log_dir}: no such folder")
     found = find_samples(log_dir)
@@ -140,7 +146,7 @@ def regrade_logs(
     by_log: dict[str, list[Candidate]] = defaultdict(list)
     for c in todo:
         by_log[c.log].append(c)
-    tasks, roles = [], {}
+    tasks, roles, built = [], {}, []
     for index, (log, group) in enumerate(sorted(by_log.items())):
         plan = {
             plan_key(c.sample_id, c.epoch): {"manifest": str(c.manifest), "original": c.original()}
@@ -148,9 +154,18 @@ def regrade_logs(
         }
         plan_file = out / f".plan-{index}.json"
         plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
-        meta = {"grader": grader_version(group[0].family), "regraded_at": now.isoformat()}
-        tasks.append(_build(log, group, plan_file, meta))
+        family = group[0].family
+        meta = {"grader": grader_version(family), "regraded_at": now.isoformat()}
+        try:
+            tasks.append(_build(log, group, plan_file, meta, (task_args or {}).get(family, {})))
+        except LabcoatError as ex:
+            # this log's samples say why; the other logs are regraded
+            rows += [_unbuilt(c, f"its task could not be built again: {ex}") for c in group]
+            continue
+        built += group
         roles.update(group[0].model_roles)
+    if not tasks:
+        return out, rows
     logs = eval(
         tasks,
         log_dir=str(out),
@@ -162,7 +177,7 @@ def regrade_logs(
         retry_on_error=0,
         score_display=False,
     )
-    return out, rows + _results(logs, todo)
+    return out, rows + _results(logs, built)
 
 
 def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
@@ -188,15 +203,14 @@ def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
             )
     rows = []
     for c in todo:
-        row = done.get(c.uuid) or Regraded(
-            "",
-            "",
-            c.sample_id,
-            c.epoch,
-            c.log,
-            c.old.get("normalized"),
-            error="no result in the regrade's log",
-        )
+        row = done.get(c.uuid) or _unbuilt(c, "no result in the regrade's log")
         row.task, row.family = _task_id(c), c.family
         rows.append(row)
     return rows
+
+
+def _unbuilt(c: Candidate, error: str) -> Regraded:
+    """The row of a sample the regrade has no result for."""
+    return Regraded(
+        _task_id(c), c.family, c.sample_id, c.epoch, c.log, c.old.get("normalized"), error=error
+    )
