@@ -89,6 +89,22 @@ def test_a_log_folder_in_use_is_refused_with_one_line(tmp_path: Path) -> None:
         pass
 
 
+def test_a_run_that_writes_nothing_leaves_no_log_folder(tmp_path: Path) -> None:
+    from labcoat._run._logdir import LOCK_NAME, log_dir_lock
+
+    made = tmp_path / "new"
+    with log_dir_lock(str(made)):
+        assert (made / LOCK_NAME).is_file()  # held while the run lasts
+    assert not made.exists()
+    # a folder that was there stays, and so does one the run wrote into
+    with log_dir_lock(str(tmp_path)):
+        pass
+    written = tmp_path / "written"
+    with log_dir_lock(str(written)):
+        (written / "a.eval").write_bytes(b"")
+    assert tmp_path.is_dir() and (written / "a.eval").is_file()
+
+
 @needs_bwrap
 def test_the_research_agent_runs_offline_on_the_scripted_model(tmp_path: Path) -> None:
     run = labcoat(

@@ -12,9 +12,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import EvalLog
+from cli_runner import json_document, run_cli_captured
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
+from labcoat._errors import LabcoatError
 from labcoat._run._results import collect_results
 from labcoat._run._validate import judge
 from labcoat.families.researchcodebench import discover, load_papers, researchcodebench
@@ -196,6 +198,25 @@ def test_agent_mode_oracle_and_noop(tmp_path: Path) -> None:
     assert all(v["normalized"] == 1.0 and not m["flags"] for v, m, _ in scores(oracle).values())
     assert all(v["normalized"] == 0.0 for v, _, _ in scores(noop).values())
     assert oracle.eval.metadata["mode"] == "agent"
+
+
+def test_agents_that_work_in_a_sandbox_take_it_in_agent_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # generate mode has no sandbox for them to work in: from Python, that is refused
+    with pytest.raises(LabcoatError, match="-T mode=agent"):
+        researchcodebench(tasks=DSM, agent="human")
+    # the CLI gives them agent mode, so a target of several families runs whole
+    logs = tmp_path / "logs"
+    code, out, err = run_cli_captured(
+        capsys, "eval", "mini", "--task", DSM, "--agent", "cli:true",
+        "--model", "labcoat/scripted", "--json", "--no-inspect", "--log-dir", str(logs),
+    )  # fmt: skip
+    assert code == 0, err
+    [row] = json_document(out)
+    assert (row["task"], row["errors"], row["normalized"]) == (DSM, 0, 0.0)
+    [log] = [read_eval_log(i.name) for i in list_eval_logs(str(logs))]
+    assert log.eval.task_args["mode"] == "agent"  # recorded: a regrade builds the same
 
 
 def test_a_placeholder_that_passes_is_a_weak_test(tmp_path: Path) -> None:

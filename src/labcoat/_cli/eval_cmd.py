@@ -29,7 +29,7 @@ from labcoat._errors import LabcoatError
 from labcoat._run._execute import RunOptions, check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import eval_log_dir, selected_entries, sole_family
-from labcoat.agents import AGENT_NAMES, check_agent_name
+from labcoat.agents import AGENT_NAMES, check_agent_name, works_in_sandbox
 from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 
 
@@ -137,6 +137,9 @@ def command(
         family = sole_family(target)  # -T is one family's: a one-family target says which
     family_args = parse_task_args(task_arg, family)
     with_secrets(family_args, secrets_file)
+    if works_in_sandbox(agent):
+        # ResearchCodeBench's default generate mode has no sandbox: its agent mode has one
+        family_args.setdefault("researchcodebench", {}).setdefault("mode", "agent")
     entries = selected_entries(target, list(task_ids), family, family_args, runnable=True)
     check_run_samples(sum(e.samples for e in entries if not e.problem), epochs or 1)
     if idea_hint:

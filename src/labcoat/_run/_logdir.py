@@ -60,6 +60,7 @@ def log_dir_lock(log_dir: str, option: str = "--log-dir") -> Iterator[None]:
     An flock: the kernel drops it when the process dies (even by kill -9), so a dead
     run never leaves the folder locked.
     """
+    created = not is_remote(log_dir) and not Path(log_dir).expanduser().exists()
     path = prepare_log_dir(log_dir, option)
     if path is None:
         yield
@@ -90,6 +91,10 @@ def log_dir_lock(log_dir: str, option: str = "--log-dir") -> Iterator[None]:
         finally:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
+                if created and os.listdir(path) == [LOCK_NAME]:
+                    # a run that ended before writing anything leaves no empty folder
+                    lock.unlink()  # still held: no other run holds this file meanwhile
+                    path.rmdir()
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

@@ -9,6 +9,7 @@ from labcoat.agents._select import (
     FamilyTools,
     agent_solver,
     check_agent_name,
+    works_in_sandbox,
 )
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "check_agent_name",
     "external_agent",
     "noop_agent",
+    "works_in_sandbox",
 ]

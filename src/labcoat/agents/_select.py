@@ -19,6 +19,12 @@ FamilyTools = Callable[[dict], list[Tool]]
 """Extra tools a family gives the agent, built from the sample's metadata."""
 
 
+def works_in_sandbox(name: str) -> bool:
+    """The agent acts only through a sandbox's shell (a person, an external CLI agent): a
+    sample without one gives it nothing to work in."""
+    return name == "human" or name in CLI_PRESETS or name.startswith("cli:")
+
+
 def check_agent_name(name: str) -> str:
     if name in AGENT_NAMES[:-1] or (name.startswith("cli:") and name[4:].strip()):
         return name

@@ -12,7 +12,7 @@ from inspect_ai.solver import Solver, chain, generate
 
 from labcoat._errors import LabcoatError
 from labcoat._util.sync import run_sync
-from labcoat.agents import agent_solver
+from labcoat.agents import agent_solver, works_in_sandbox
 from labcoat.families._params import task_parameters
 from labcoat.families._registry import select
 from labcoat.families._sandbox import SANDBOX_KINDS
@@ -110,12 +110,14 @@ def researchcodebench(
     Args:
         target: `mini` (bundled) or a ResearchCodeBench checkout (or its `pset/` folder).
         tasks: paper ids to run; all when omitted.
-        agent: `research` (a model, needs --model), `oracle` or `noop`.
+        agent: `research` (a model, needs --model), `oracle`, `noop`, `human` or an
+            external CLI agent (docs/agent.md).
         sandbox: the agent's sandbox in agent mode: `bwrap` (default), `docker` or `local`.
             Grading always runs in labcoat's own bwrap sandboxes.
         mode: `generate` (default, the paper's setting: one model call per snippet with
             the paper and the masked file) or `agent` (the agent works in a sandbox
-            holding the masked repository and the paper, without the tests).
+            holding the masked repository and the paper, without the tests; the mode for
+            agents that work only in a sandbox: `human`, external CLIs).
         with_paper: give the paper (default) or withhold it (upstream's `--wo_paper`).
         requirements: packages every paper's tests need (a requirements file, or a
             list of specifiers), added to the pset's and the paper's `requirements.txt`.
@@ -123,6 +125,11 @@ def researchcodebench(
     """
     if mode not in MODES:
         raise LabcoatError(f"unknown mode '{mode}' (choose from {', '.join(MODES)})")
+    if mode == "generate" and works_in_sandbox(agent):
+        raise LabcoatError(
+            f"the {agent} agent works in a sandbox, and generate mode (the default: one "
+            "model call per snippet) has none: pass -T mode=agent (researchcodebench's agent mode)"
+        )
     if sandbox not in SANDBOX_KINDS:
         raise LabcoatError(f"unknown sandbox '{sandbox}' (choose from {', '.join(SANDBOX_KINDS)})")
     if sandbox == "local" and mode == "agent":
