@@ -211,7 +211,7 @@ def test_ctrl_c_during_validate_says_interrupted_and_nothing_else(tmp_path: Path
         end = time.monotonic() + 240
         # the eval set has started (the log) and samples run (the preflight checks
         # before it use sandboxes too)
-        while not (list(log_dir.glob("*.eval")) and list(sandboxes.glob("sample-*"))):
+        while not (list(log_dir.rglob("*.eval")) and list(sandboxes.glob("sample-*"))):
             assert proc.poll() is None, "validate ended before it was interrupted"
             assert time.monotonic() < end, "no sample started"
             time.sleep(0.1)
@@ -227,4 +227,4 @@ def test_ctrl_c_during_validate_says_interrupted_and_nothing_else(tmp_path: Path
     assert "Transcript subscriber failed" not in said and "Traceback" not in said
     assert err.strip().splitlines()[-1].startswith("labcoat: interrupted")
     assert "validate: oracle" not in said  # no verdict table for a run that didn't finish
-    assert "cancelled" in _statuses(log_dir)
+    assert "cancelled" in _statuses(log_dir / "concurrent")

@@ -42,14 +42,23 @@ def test_eval_json_is_pure_json_on_stdout(tmp_path: Path) -> None:
 
 
 @needs_bwrap
-def test_validate_json_is_pure_json_and_quiet(tmp_path: Path) -> None:
-    run = labcoat(
-        "validate", "mini", "--task", "prefix_sum/main", "--log-dir", str(tmp_path / "v"), "--json"
-    )
-    [verdict] = json.loads(run.stdout)
-    assert verdict["task"] == "prefix_sum/main"
+def test_validate_json_is_pure_json_and_quiet_and_resumes(tmp_path: Path) -> None:
+    logs = tmp_path / "v"
+    command = ("validate", "mini", "--task", "prefix_sum/main", "--task", "adaptive-huber",
+               "--log-dir", str(logs), "--json")  # fmt: skip
+    run = labcoat(*command)
+    verdicts = json.loads(run.stdout)
+    assert [v["task"] for v in verdicts] == ["prefix_sum/main", "adaptive-huber"]
     # a noop run has no raw score: Inspect's metrics must not complain about it
     assert "Unable to convert value to float" not in run.stderr
+    # its two parts (one timed) are eval sets in folders of their own: the same command
+    # again finds each its own logs, finished, and runs nothing
+    written = sorted(logs.rglob("*.eval"))
+    assert {p.parent.name for p in written} == {"concurrent", "timing-sensitive"}
+    again = labcoat(*command)
+    assert again.returncode == run.returncode, again.stderr[-2000:]
+    assert json.loads(again.stdout) == verdicts
+    assert sorted(logs.rglob("*.eval")) == written
 
 
 def test_list_json_is_pure_json() -> None:

@@ -13,10 +13,19 @@ from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._options import run_options, secrets_option, selection_options, with_secrets
 from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_verdicts
+from labcoat._errors import Interrupted
 from labcoat._run._execute import RunOptions, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat._run._validate import judge
+
+# the log folder's parts (docs/cli.md)
+CONCURRENT = "concurrent"
+"""Tasks with a reference solution: the oracle and the noop, samples side by side."""
+NO_ORACLE = "no-oracle"
+"""Tasks without one: the noop alone."""
+TIMING = "timing-sensitive"
+"""Tasks whose score times code: after the rest, one sample at a time."""
 
 
 @click.command("validate")
@@ -58,16 +67,28 @@ def command(
     timed = [e for e in entries if e.extra.get("timing_sensitive")]
     untimed = [e for e in entries if not e.extra.get("timing_sensitive") and e.has_oracle]
     noop_only = [e for e in entries if not e.extra.get("timing_sensitive") and not e.has_oracle]
+    # each part is an eval set of its own, in a folder of its own: Inspect reads an eval
+    # set's folder recursively and refuses the logs of another it finds there
+    parts = [
+        (untimed, replace(options, log_dir=f"{options.log_dir}/{CONCURRENT}")),
+        (noop_only, replace(options, agents=["noop"], log_dir=f"{options.log_dir}/{NO_ORACLE}")),
+        (
+            timed,
+            replace(options, log_dir=f"{options.log_dir}/{TIMING}", max_samples=1, max_tasks=1),
+        ),
+    ]
+    results = []
     with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
-        results = run_entries(target, untimed, options)[1] if untimed else []
-        if noop_only:
-            alone = replace(options, agents=["noop"], log_dir=f"{options.log_dir}/no-oracle")
-            results += run_entries(target, noop_only, alone)[1]
-        if timed:
-            serial = replace(
-                options, log_dir=f"{options.log_dir}/timing-sensitive", max_samples=1, max_tasks=1
-            )
-            results += run_entries(target, timed, serial)[1]
+        try:
+            for part_entries, part_options in parts:
+                if part_entries:
+                    results += run_entries(target, part_entries, part_options)[1]
+        except Interrupted:
+            raise Interrupted(
+                f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
+                f"run the same command{'' if log_dir else f' with --log-dir {options.log_dir}'} "
+                "again to finish them"
+            ) from None
     verdicts = judge(entries, results)
     if as_json:
         click.echo(json.dumps([v.to_json() for v in verdicts], indent=2))
