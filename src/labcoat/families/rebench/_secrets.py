@@ -50,13 +50,13 @@ def use_secrets_file(path: str | Path | None) -> None:
         _files.append(secrets_file(path))
 
 
-def secrets_files_in_use() -> tuple[Path, ...]:
-    """The files `secrets_file_in_use` blocks around this call added."""
+def scoped_secrets_files() -> tuple[Path, ...]:
+    """The files the `reading_secrets_file` blocks around this call added."""
     return _scoped.get()
 
 
 @contextmanager
-def secrets_file_in_use(path: str | Path | None) -> Iterator[None]:
+def reading_secrets_file(path: str | Path | None) -> Iterator[None]:
     """Read secrets from `path` too within this block (and the threads `run_sync` starts
     from it)."""
     files = _scoped.get()

@@ -54,9 +54,9 @@ from labcoat.families.rebench._scoring import (
 )
 from labcoat.families.rebench._secrets import (
     MissingSecretsError,
+    reading_secrets_file,
+    scoped_secrets_files,
     secret_values,
-    secrets_file_in_use,
-    secrets_files_in_use,
 )
 from labcoat.families.rebench._sidecar import SIDECAR, OracleSpec
 from labcoat.families.rebench._state import SAMPLE_UUID_PATH, SampleState, copy_image_home
@@ -312,7 +312,7 @@ def _metadata(
             "timeout": operation_timeout(spec.scoring_timeout_minutes if spec else None),
             "secrets": list((setup or {}).get("required_environment_variables", [])),
             # the task's `secrets` file (its path, never its values), read again when scored
-            "secrets_files": [str(f) for f in secrets_files_in_use()],
+            "secrets_files": [str(f) for f in scoped_secrets_files()],
             "oracle": (spec.oracle if spec else OracleSpec()).model_dump(),
             "unavailable": unavailable,
         },
@@ -511,7 +511,7 @@ def rebench(
         )
     # the file is read while this call lists and builds its samples, then by those samples
     # only: another task in this process does not see it
-    with secrets_file_in_use(secrets):
+    with reading_secrets_file(secrets):
         root = resolve_target(target)
         nested = root / FAMILY
         ids = [tasks] if isinstance(tasks, str) else tasks
