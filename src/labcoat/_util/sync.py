@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextvars import copy_context
 from typing import TypeVar
 
 import anyio
@@ -16,8 +15,7 @@ def run_sync(fn: Callable[..., Awaitable[T]], *args: object) -> T:
     """Run `fn(*args)` to completion on a fresh event loop in a worker thread.
 
     A worker thread keeps this safe to call whether or not an event loop is running in
-    the caller's thread (Inspect builds tasks from inside its own loop). `fn` sees the
-    caller's context variables, as a call in the caller's thread would.
+    the caller's thread (Inspect builds tasks from inside its own loop).
     """
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(copy_context().run, anyio.run, fn, *args).result()
+        return pool.submit(anyio.run, fn, *args).result()

@@ -11,18 +11,21 @@ from __future__ import annotations
 import ast
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TypeVar
 
 from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 from labcoat._errors import LabcoatError, TaskDataError
+from labcoat._util.sync import run_sync
 from labcoat._util.text_file import read_bytes
 
 MAX_SECRETS_BYTES = 1024 * 1024
+T = TypeVar("T")
 
 # the secrets file named on the command line: the CLI runs one command per process
 _files: list[Path] = []
@@ -57,14 +60,27 @@ def scoped_secrets_files() -> tuple[Path, ...]:
 
 @contextmanager
 def reading_secrets_file(path: str | Path | None) -> Iterator[None]:
-    """Read secrets from `path` too within this block (and the threads `run_sync` starts
-    from it)."""
+    """Read secrets from `path` too within this block (a thread started in it does not
+    see it: `run_with_secrets_files` carries it there)."""
     files = _scoped.get()
     if path is not None and (file := secrets_file(path)) not in files:
         files = (*files, file)
     token = _scoped.set(files)
     try:
         yield
+    finally:
+        _scoped.reset(token)
+
+
+def run_with_secrets_files(fn: Callable[..., Awaitable[T]], *args: object) -> T:
+    """`run_sync(fn, *args)`, reading the secrets files of the blocks around this call."""
+    return run_sync(_with_files, _scoped.get(), fn, *args)
+
+
+async def _with_files(files: tuple[Path, ...], fn: Callable[..., Awaitable[T]], *args: object) -> T:
+    token = _scoped.set(files)
+    try:
+        return await fn(*args)
     finally:
         _scoped.reset(token)
 

@@ -23,7 +23,6 @@ from inspect_ai.util import sandbox, store
 from labcoat._errors import LabcoatError, one_line
 from labcoat._util.lfs import LfsPointerError
 from labcoat._util.names import check_name
-from labcoat._util.sync import run_sync
 from labcoat.agents import agent_solver
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM, TaskEntry, ValidationThresholds
 from labcoat.families._params import task_parameters
@@ -55,6 +54,7 @@ from labcoat.families.rebench._scoring import (
 from labcoat.families.rebench._secrets import (
     MissingSecretsError,
     reading_secrets_file,
+    run_with_secrets_files,
     scoped_secrets_files,
     secret_values,
 )
@@ -184,7 +184,7 @@ def _listings(families: list[TaskFamilyDir]) -> dict[Path, dict[str, Any] | Labc
             f"{'y' if len(todo) == 1 else 'ies'} in {'its' if len(todo) == 1 else 'their'} "
             f"Python environment (no image; the source does not spell out the tasks): {shown}\n"
         )
-    return run_sync(_gather_listings, families)
+    return run_with_secrets_files(_gather_listings, families)
 
 
 async def _gather_listings(
@@ -220,7 +220,7 @@ def _names_from_code(
     if listed:
         return listed, MANIFEST
     if may_build:
-        return list(run_sync(family_setup, family)["tasks"]), FROM_IMAGE
+        return list(run_with_secrets_files(family_setup, family)["tasks"]), FROM_IMAGE
     raise LabcoatError(
         f"{family.name}: get_tasks() fails without the family's image (build steps, "
         f"install()), which listing does not build ({one_line(error)}); `labcoat check` "
@@ -521,7 +521,7 @@ def rebench(
             raise LabcoatError(f"{broken[0].id}: {broken[0].problem}")
         if not entries:
             raise LabcoatError(f"{target}: no RE-Bench task families found")
-        samples = run_sync(_samples, entries, sandbox)
+        samples = run_with_secrets_files(_samples, entries, sandbox)
     return Task(
         dataset=MemoryDataset(samples, name=f"rebench-{Path(target).name}"),
         setup=rebench_setup(),
