@@ -5,8 +5,8 @@
 #   install    a venv for labcoat from the carried wheels (no index), seeing the machine's
 #              torch venv (LABCOAT_TASK_PYTHON); bubblewrap from its .deb when bwrap is missing
 #   gpu        labcoat validate gpu (oracle about 1, noop about 0, on this GPU)
-#   overlap    two 1-GPU samples on one GPU (validate runs the oracle's and the noop's at
-#              once): from the logs, each held one GPU and their holds never overlapped
+#   overlap    1-GPU samples on one GPU (validate runs the oracle's and the noop's at once):
+#              from the logs, each held one GPU and no two holds overlapped
 #   mini       labcoat validate mini
 # The budgets add up to 530 s: one call of the device tool (600 s at most), with room.
 # Settings (environment): LABCOAT_GPU_PYTHON (labcoat's interpreter; default python3.12,
@@ -86,21 +86,26 @@ from pathlib import Path
 from inspect_ai.log import read_eval_log
 holds = []
 for path in sorted(Path(sys.argv[1]).rglob("*.eval")):
-    for sample in read_eval_log(str(path)).samples or []:
+    log = read_eval_log(str(path))
+    for sample in log.samples or []:
         record = (sample.store or {}).get("labcoat:gpus")
-        assert record, f"sample {sample.id} epoch {sample.epoch}: no GPU record ({sample.error})"
+        if log.eval.task.endswith("rebench"):  # the agent's sandbox itself asks for the GPU
+            assert record, f"sample {sample.id} epoch {sample.epoch}: no GPU record ({sample.error})"
+        if not record:
+            continue
         start = record["acquired_at"]
-        holds.append((start, start + record["held_seconds"], record["ids"], record["waited_seconds"]))
+        holds.append((start, start + record["held_seconds"], record["ids"], record["waited_seconds"], sample.id))
         print(f"{sample.id}: GPUs {record['ids']} {record.get('models')} held "
               f"{record['held_seconds']:.1f} s after waiting {record['waited_seconds']:.1f} s; "
               f"peak {record.get('peak_memory_mib')} MiB, {record.get('mean_utilization_pct')} %")
-assert len(holds) == 2, f"expected 2 samples, found {len(holds)}"
+assert len(holds) >= 2, f"expected at least 2 samples holding the GPU, found {len(holds)}"
 holds.sort()
-assert all(len(ids) == 1 for _, _, ids, _ in holds), "each sample must hold exactly one GPU"
-(_, first_end, _, _), (second_start, _, _, waited) = holds
-assert second_start >= first_end - 0.5, f"the two samples held the GPU at once: {holds}"
-print(f"no overlap: the second took the GPU {second_start - first_end:+.1f} s after the first "
-      f"gave it back (it waited {waited:.1f} s)")
+assert all(len(ids) == 1 for _, _, ids, _, _ in holds), "each sample must hold exactly one GPU"
+for (_, end, _, _, first), (start, _, _, waited, second) in zip(holds, holds[1:]):
+    assert start >= end - 0.5, f"{first} and {second} held the GPU at once: {holds}"
+    print(f"no overlap: {second} took the GPU {start - end:+.1f} s after {first} gave it back "
+          f"(it waited {waited:.1f} s)")
+print(f"{len(holds)} holds of the one GPU, none at the same time")
 PY
 }
 
