@@ -150,9 +150,11 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
     if spec.coordinator is not None:
         spec.coordinator.started.remote(job.key, node["node_id"], node["host"])
     register_prices(spec.prices)
-    task = _task_for(spec, job)
     held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
     with cluster_slots(spec, node["node_id"]), sample_reservation(held):
+        # built knowing what the sample holds: a grader step needing GPUs it lacks is
+        # placed elsewhere, not unavailable here
+        task = _task_for(spec, job)
         [log] = run_eval(
             task,
             model=spec.model,

@@ -34,4 +34,8 @@ def preflight(entry: TaskEntry) -> Preflight:
     requirements = settings.requirements or DEFAULT_REQUIREMENTS
     pointers = [p for d in judge_eval_dirs(entry.path, paper.id) for p in lfs_pointers(d)]
     problems = [f"lfs: {line}" for line in pointer_lines(pointers)]
-    return Preflight(environments=[specifiers(*requirements)], problems=problems)
+    return Preflight(
+        environments=[specifiers(*requirements)],
+        gpus=settings.reproduce_gpus or 0,  # its reproduction's
+        problems=problems,
+    )

@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool
 from inspect_ai.util import sandbox
 
@@ -24,6 +24,12 @@ from labcoat._errors import LabcoatError
 from labcoat._util.lfs import LFS_POINTERS, require_any_content
 from labcoat.agents import agent_solver
 from labcoat.families._entry import TaskEntry
+from labcoat.families._gpu_need import (
+    gpu_need_metadata,
+    grader_gpu_shortfall,
+    require_gpus,
+    without_gpu_needs,
+)
 from labcoat.families._params import task_parameters
 from labcoat.families._registry import select
 from labcoat.families._sandbox import sample_sandbox
@@ -96,6 +102,9 @@ def _sample(paper: Paper, options: dict[str, Any]) -> Sample:
         memory_mb=memory_mb,
         environment=specifiers(*requirements),
     )
+    short = grader_gpu_shortfall(reproduce_gpus, "the reproduction")
+    if short:
+        config = without_gpu_needs(config)
     return Sample(
         id=paper.id,
         input=instructions(
@@ -107,6 +116,7 @@ def _sample(paper: Paper, options: dict[str, Any]) -> Sample:
             requirements=requirements,
         ),
         metadata={
+            **gpu_need_metadata(short),
             "family": FAMILY,
             "task_id": paper.id,
             "title": paper.title,
@@ -287,7 +297,7 @@ def paperbench(
     variant = CODE_DEV_VARIANT if code_dev else None
     return Task(
         dataset=MemoryDataset(samples, name=f"paperbench-{Path(target).name}"),
-        setup=paperbench_setup(),
+        setup=chain(require_gpus(), paperbench_setup()),
         solver=agent_solver(agent, oracle=paperbench_oracle, family_tools=_no_tools),
         scorer=paperbench_scorer(),
         metadata={

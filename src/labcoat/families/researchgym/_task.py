@@ -9,7 +9,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool
 from inspect_ai.util import sandbox as sandbox_env
 from inspect_ai.util import store
@@ -17,6 +17,12 @@ from inspect_ai.util import store
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat.agents import agent_solver
 from labcoat.families._entry import TaskEntry, ValidationThresholds
+from labcoat.families._gpu_need import (
+    gpu_need_metadata,
+    require_gpus,
+    sample_gpu_shortfall,
+    without_gpu_needs,
+)
 from labcoat.families._params import task_parameters
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
@@ -111,15 +117,19 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
     self_reported = sidecar.grading.self_reported if sidecar else True
     if idea_hint and folder.idea_hint() is None:
         raise LabcoatError(f"{folder.path}: --idea-hint asked for, but there is no idea_hint.txt")
+    gpus = sidecar.resources.gpus if sidecar else 0
     config = BwrapConfig(
         workdir=DEFAULT_WORKDIR,
         environment=folder.environment,
         network=network,
         blocklist=folder.blocklist.to_json(),
         memory_mb=memory_mb,
-        gpus=sidecar.resources.gpus if sidecar else 0,
+        gpus=gpus,
         disk_mb=sidecar.resources.disk_mb if sidecar else DEFAULT_DISK_MB,
     )
+    short = sample_gpu_shortfall(gpus)
+    if short:
+        config = without_gpu_needs(config)
     # what the agent may know: settings, metrics and the description's baselines (no SOTA)
     public_subtasks = [
         {
@@ -138,6 +148,7 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         for s in (sidecar.subtasks if sidecar else ())
     ]
     metadata: dict[str, Any] = {
+        **gpu_need_metadata(short),
         "family": FAMILY,
         "task_id": folder.name,
         "title": folder.title,
@@ -239,7 +250,7 @@ def researchgym(
     samples = [_sample(TaskFolder(e.path), sandbox, idea_hint) for e in entries]
     return Task(
         dataset=MemoryDataset(samples, name=f"researchgym-{Path(target).name}"),
-        setup=researchgym_setup(),
+        setup=chain(require_gpus(), researchgym_setup()),
         solver=agent_solver(agent, oracle=researchgym_oracle, family_tools=_family_tools),
         scorer=researchgym_scorer(),
         metadata={"labcoat_family": FAMILY, "target": target, "agent": agent},
