@@ -1,6 +1,7 @@
 """ResearchGym tasks and PaperBench reproductions that need GPUs this machine cannot lend
 are unavailable with the reason, and nothing is built for them; where the GPUs are there
-(or, under Ray, a reproduction is placed on a node that has them) they run."""
+(or, under Ray, a reproduction is placed on a node that has them) they run, and a
+reproduction's own GPU time is counted in its run's."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from pathlib import Path
 
 import pytest
 from cli_runner import json_document, run_cli_captured
+from inspect_ai.log import read_eval_log
 
+from labcoat.analysis import read_runs
 from labcoat.families._gpu_need import GPU_UNAVAILABLE
 from labcoat.families.paperbench import paperbench
 from labcoat.families.researchgym import researchgym
 from labcoat.grading import Reservation, sample_reservation
-from labcoat.sandbox import PythonEnv, machine_gpus
+from labcoat.sandbox import GPUS_KEY, GRADER_GPUS_KEY, PythonEnv, machine_gpus
 from labcoat.suites import SUITES_DIR
 
 MINI = SUITES_DIR / "mini"
@@ -90,3 +93,26 @@ def test_validate_and_check_name_the_missing_gpu(
     [verdict] = json_document(out)
     assert code == 0 and verdict["passed"], verdict  # unavailable is no failure
     assert verdict["unavailable"] == "the task needs 1 GPU(s); this machine has none"
+
+
+def test_a_reproduction_s_own_gpu_is_accounted(
+    fake_gpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = tmp_path / "logs"
+    code, out, err = run_cli_captured(
+        capsys, "eval", "mini", "--family", "paperbench", "--task", "tail-averaged-sgd",
+        "--agent", "oracle", "-T", "reproduce_gpus=1", "--no-inspect", "--json",
+        "--log-dir", str(logs),
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    [row] = json_document(out)
+    assert (row["errors"], row["normalized"]) == (0, 1.0)
+    [sample] = read_eval_log(str(next(logs.rglob("*.eval")))).samples
+    assert GPUS_KEY not in sample.store  # the agent's sandbox asked for none
+    # the reproduction and its re-seeded rerun each took one GPU of the pool
+    held = sample.store[GRADER_GPUS_KEY]
+    assert len(held) == 2 and all(len(r["ids"]) == 1 and r["held_seconds"] > 0 for r in held)
+    [run] = read_runs(logs).runs.to_dict("records")
+    assert run["gpus"] == 1
+    assert run["gpu_seconds"] == pytest.approx(sum(r["gpu_seconds"] for r in held))
+    assert run["gpu_peak_memory_mib"] == max(r["peak_memory_mib"] for r in held)

@@ -14,7 +14,7 @@ from labcoat.agents.human import SUMMARY_KEY as HUMAN_KEY
 from labcoat.analysis._family import Family, Row, num
 from labcoat.families._score import NORMALIZED, RAW, WEIGHT
 from labcoat.integrity import run_flags
-from labcoat.sandbox import GPUS_KEY
+from labcoat.sandbox import GPUS_KEY, GRADER_GPUS_KEY
 
 STEPS_KEY = "labcoat:steps"
 STOP_KEY = "labcoat:stopped_by"
@@ -159,15 +159,29 @@ def _status(ok: bool, score: Score | None) -> str:
     return "needs manual score" if manual else "ok"
 
 
-def _gpu_fields(record: Any) -> Row:
-    """The GPUs a run held (labcoat:gpus): how many, GPU-seconds, what nvidia-smi saw."""
-    record = record if isinstance(record, dict) else {}
-    ids = record.get("ids")
+def _gpu_fields(record: Any, grader_records: Any) -> Row:
+    """The GPUs a run held (labcoat:gpus), and those its graders took for themselves (a
+    PaperBench reproduction's; labcoat:grader_gpus): the most held at once, GPU-seconds,
+    the peak memory and the mean utilization (weighted by GPU-seconds) nvidia-smi saw."""
+    held = [r for r in [record, *(grader_records or [])] if isinstance(r, dict) and r]
+
+    def known(key: str) -> list[float]:
+        return [v for r in held if (v := num(r.get(key))) is not None]
+
+    seconds, peaks = known("gpu_seconds"), known("peak_memory_mib")
+    used = [
+        (u, s)
+        for r in held
+        if (u := num(r.get("mean_utilization_pct"))) is not None
+        and (s := num(r.get("gpu_seconds")))
+    ]
     return {
-        "gpus": len(ids) if isinstance(ids, list) else 0,
-        "gpu_seconds": num(record.get("gpu_seconds")),
-        "gpu_peak_memory_mib": num(record.get("peak_memory_mib")),
-        "gpu_utilization_pct": num(record.get("mean_utilization_pct")),
+        "gpus": max((len(r["ids"]) for r in held if isinstance(r.get("ids"), list)), default=0),
+        "gpu_seconds": sum(seconds) if seconds else None,
+        "gpu_peak_memory_mib": max(peaks) if peaks else None,
+        "gpu_utilization_pct": (
+            sum(u * s for u, s in used) / sum(s for _, s in used) if used else None
+        ),
     }
 
 
@@ -248,7 +262,7 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "tool_calls": person.get("commands") if isinstance(person, dict) else len(tools),
         "handoffs": len(store.get(HANDOFFS_KEY) or []),
         "imported": False,
-        **_gpu_fields(store.get(GPUS_KEY)),
+        **_gpu_fields(store.get(GPUS_KEY), store.get(GRADER_GPUS_KEY)),
     }
     parts: list[Row] = []
     if ok and score is not None:

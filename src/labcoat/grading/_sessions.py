@@ -18,6 +18,7 @@ from labcoat.sandbox import (
     current_bwrap_session,
     has_separate_root,
     machine,
+    record_grader_gpus,
     thread_environment,
 )
 
@@ -90,5 +91,6 @@ async def grader_session(
     try:
         yield session
     finally:
+        record_grader_gpus(session)
         with anyio.CancelScope(shield=True):
             await session.close()

@@ -53,7 +53,14 @@ from labcoat.sandbox._machine import machine
 from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
 from labcoat.sandbox._pip_adapt import index_reachable
 from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
-from labcoat.sandbox._record import DISK_KEY, GPUS_KEY, NETWORK_KEY, record_sandbox_events
+from labcoat.sandbox._record import (
+    DISK_KEY,
+    GPUS_KEY,
+    GRADER_GPUS_KEY,
+    NETWORK_KEY,
+    record_grader_gpus,
+    record_sandbox_events,
+)
 from labcoat.sandbox._requirements import (
     PythonEnv,
     read_requirements_file,
@@ -72,6 +79,7 @@ __all__ = [
     "DEFAULT_WORKDIR",
     "DISK_KEY",
     "GPUS_KEY",
+    "GRADER_GPUS_KEY",
     "NETWORK_KEY",
     "PROTECTED_GID",
     "TASK_PYTHON_ENV",
@@ -109,6 +117,7 @@ __all__ = [
     "machine_gpus",
     "machine_has_gpu",
     "read_requirements_file",
+    "record_grader_gpus",
     "record_sandbox_events",
     "requirements_from_text",
     "resolver",

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 NETWORK_KEY = "labcoat:network"
 DISK_KEY = "labcoat:disk"
 GPUS_KEY = "labcoat:gpus"
+GRADER_GPUS_KEY = "labcoat:grader_gpus"
+"""GPUs a grader step took for itself (PaperBench's reproduction): one record per step."""
 MAX_NETWORK_ENTRIES = 2000
 
 
@@ -44,6 +46,15 @@ def record_gpus(session: BwrapSession) -> None:
     record = session.gpu_record()
     if store is not None and record is not None:
         store.set(GPUS_KEY, record)
+
+
+def record_grader_gpus(session: BwrapSession) -> None:
+    """A grader's own GPUs (not its sample's), when it gives them back, into the sample's
+    store: they cost GPU time too, and they are the machine's to share."""
+    store = _sample_store()
+    record = session.gpu_record()
+    if store is not None and record is not None:
+        store.set(GRADER_GPUS_KEY, [*store.get(GRADER_GPUS_KEY, []), record])
 
 
 def record_sandbox_events(session: BwrapSession) -> None:
