@@ -1,0 +1,1 @@
+"""Label smoothing for a small MLP trained on noisy labels (reference submission)."""

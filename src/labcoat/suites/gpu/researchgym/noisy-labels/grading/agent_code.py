@@ -1,0 +1,151 @@
+"""Running the agent's code from a grader, as the agent user (shared by labcoat's
+bundled graders; each task folder carries its own copy so it stands alone; this one also
+hands the sample's GPU, and the thread counts of its CPU share, to the agent's code).
+
+Inside labcoat's grading sandbox the grader is root: agent code runs as uid 1000, which
+cannot read /root (held-out data, the grader) nor the workspace mounted under it. Run by
+hand anywhere else, agent code runs as the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+AGENT_UID = 1000
+# what the agent's code gets of the grader's environment, beyond PATH and the libraries:
+# the GPUs labcoat lent the sample, and thread counts
+PASSED_ON = (
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+)
+
+
+class AgentCodeError(Exception):
+    pass
+
+
+def privileged() -> bool:
+    return os.geteuid() == 0 and os.environ.get("LABCOAT_GRADER_SANDBOX") == "1"
+
+
+def give_to_agent(path: Path) -> None:
+    if privileged():
+        os.chown(path, AGENT_UID, AGENT_UID)
+
+
+def copy_readable(source: Path, target: Path) -> None:
+    """Copy the agent's folder for running it: links stay links (copied as root, a
+    followed link could bring in held-out data), and the agent user can read the copy."""
+    shutil.copytree(source, target, symlinks=True)
+    for path in [target, *target.rglob("*")]:
+        if not path.is_symlink():  # chmod would follow it
+            path.chmod(path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
+
+
+def agent_processes() -> set[int]:
+    pids = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            lines = status.read_text().splitlines()
+            uid = next(line for line in lines if line.startswith("Uid:"))
+            if int(uid.split()[1]) == AGENT_UID:
+                pids.add(int(status.parent.name))
+        except (OSError, StopIteration, ValueError):
+            continue
+    return pids
+
+
+# the sandbox's own agent-user processes (its exec server), there before any agent code
+_SANDBOX_PROCESSES = agent_processes() if os.geteuid() == 0 else set()
+
+
+def kill_leftovers() -> None:
+    """Nothing agent code started may outlive it (a daemon could keep data around), nor
+    its System V shared memory, message queues or semaphores (they outlive processes)."""
+    if privileged():
+        for pid in agent_processes() - _SANDBOX_PROCESSES:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        clear_ipc()
+
+
+def clear_ipc() -> None:
+    """Remove the agent user's System V IPC objects of this sandbox (its own namespace)."""
+    flags = {"shm": "-m", "msg": "-q", "sem": "-s"}
+    for kind, flag in flags.items():
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        header = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[0].split()
+        for line in lines:
+            fields = dict(zip(header, line.split(), strict=False))
+            if fields.get("uid") == str(AGENT_UID) and shutil.which("ipcrm"):
+                subprocess.run(
+                    [
+                        "ipcrm",
+                        flag,
+                        fields.get("shmid") or fields.get("msqid") or fields.get("semid", ""),
+                    ],
+                    capture_output=True,
+                    check=False,
+                )
+
+
+def run(code: str, args: list[str], *, home: Path, log: Path, timeout: float) -> None:
+    """Run `python -c code args...` as the agent user in `home`; raise on failure.
+
+    Output goes to a file, not a pipe: a process left behind holding a pipe would keep
+    us waiting past the program's own end.
+    """
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+    }
+    for name in ("PYTHONPATH", "LD_LIBRARY_PATH", *PASSED_ON):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    drop = {"user": AGENT_UID, "group": AGENT_UID, "extra_groups": []} if privileged() else {}
+    with open(log, "w") as output:
+        try:
+            result = subprocess.run(
+                [sys.executable, "-c", code, *args],
+                cwd=home,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+                timeout=timeout,
+                **drop,
+            )
+        except subprocess.TimeoutExpired:
+            raise AgentCodeError(f"timed out after {timeout:g} s") from None
+        finally:
+            kill_leftovers()
+    if result.returncode != 0:
+        tail = log.read_text(errors="replace").strip()[-1500:]
+        raise AgentCodeError(f"exit {result.returncode}: {tail}")
+
+
+def load_array(path: Path) -> np.ndarray:
+    """An array the agent user wrote: no links (root would follow them), no pickles."""
+    if path.is_symlink() or not path.is_file():
+        raise AgentCodeError(f"no readable {path.name}: not a regular file")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as ex:
+        raise AgentCodeError(f"no readable {path.name}: {ex}") from None
