@@ -60,7 +60,8 @@ def log_dir_lock(log_dir: str, option: str = "--log-dir") -> Iterator[None]:
     An flock: the kernel drops it when the process dies (even by kill -9), so a dead
     run never leaves the folder locked.
     """
-    created = not is_remote(log_dir) and not Path(log_dir).expanduser().exists()
+    # (os.path.exists: False for a name the system refuses, which prepare_log_dir names)
+    created = not is_remote(log_dir) and not os.path.exists(os.path.expanduser(log_dir))
     path = prepare_log_dir(log_dir, option)
     if path is None:
         yield
