@@ -193,6 +193,24 @@ def test_a_second_ctrl_c_ends_the_process_at_once(tmp_path: Path) -> None:
         time.sleep(0.2)
 
 
+def test_a_ctrl_c_on_the_way_out_says_so_too() -> None:
+    # after the first interrupt's stop, while labcoat prints its last line and exits: a
+    # second Ctrl-C there ended the process without a word
+    code = (
+        "import os, signal, time\n"
+        "from labcoat._cli.main import _exit_on_another_interrupt\n"
+        "_exit_on_another_interrupt(130)\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(30)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        preexec_fn=_default_signals,
+    )  # fmt: skip
+    assert run.returncode == 130, run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith("labcoat: interrupted again: exiting now")
+
+
 def test_ctrl_c_during_validate_says_interrupted_and_nothing_else(tmp_path: Path) -> None:
     # Inspect, interrupted, reports an empty eval set as "Completed all tasks ...
     # successfully", and samples torn down log "Transcript subscriber failed" tracebacks

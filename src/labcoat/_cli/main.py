@@ -24,6 +24,7 @@ import click
 from labcoat._cli._oserror import user_os_error
 from labcoat._errors import Interrupted, LabcoatError
 from labcoat._util.env import check_environment
+from labcoat._util.exit_now import exit_now
 from labcoat._util.names import error_line
 from labcoat._version import __version__
 
@@ -109,10 +110,11 @@ class _Signals:
 
 
 def _exit_on_another_interrupt(code: int) -> None:
-    """Interrupted, and on the way out: another Ctrl-C ends the process with `code` too
-    (Python's own handler would raise KeyboardInterrupt into the exit, or die of it)."""
+    """Interrupted, and on the way out: another Ctrl-C ends the process with `code` too,
+    saying so (Python's own handler would raise KeyboardInterrupt into the exit, or die
+    of it)."""
     with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
-        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(code))
+        signal.signal(signal.SIGINT, lambda signum, frame: exit_now(code))
 
 
 def _debug_wanted(args: list[str]) -> bool:

@@ -18,9 +18,7 @@ once with exit code 130.
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +27,8 @@ from typing import Any
 
 from inspect_ai.hooks import Hooks, RunEnd, RunStart, hooks
 
-EXIT_SIGINT = 130
+from labcoat._util.exit_now import exit_now
+
 SUBSCRIBER_FAILED = "Transcript subscriber failed"
 TRANSCRIPT_LOGGER = "inspect_ai.log._transcript"
 
@@ -52,17 +51,6 @@ _state = _State()
 def interrupted() -> bool:
     """Whether Ctrl-C (or SIGTERM, passed on as Ctrl-C) reached the guarded run."""
     return _state.interrupts > 0
-
-
-def exit_now() -> None:
-    """The second interrupt: end the process, whatever is still running."""
-    sys.stdout.flush()
-    sys.stderr.write(
-        "labcoat: interrupted again: exiting now, without waiting for the cleanup "
-        "(sandboxes still being torn down are removed at the next run)\n"
-    )
-    sys.stderr.flush()
-    os._exit(EXIT_SIGINT)
 
 
 def note_interrupt() -> None:
