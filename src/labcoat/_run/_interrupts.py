@@ -139,6 +139,10 @@ def guarded() -> Iterator[None]:
         yield
     finally:
         _unwrap()
+        if _state.interrupts and threading.current_thread() is threading.main_thread():
+            # interrupted: the process is on its way out (only the CLI runs this), and
+            # another Ctrl-C ends it at once, wherever it lands
+            signal.signal(signal.SIGINT, lambda signum, frame: exit_now())
         _state.active = False
         logging.getLogger(TRANSCRIPT_LOGGER).removeFilter(_noise)
         _quiet_console(False)
