@@ -9,7 +9,7 @@ GPU i using 1000 + i MiB at 10 * i % utilization.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -48,4 +48,18 @@ def fake_gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("LABCOAT_SANDBOX_DIR", str(tmp_path / "sandboxes"))
     machine_gpus.cache_clear()
     yield dev
+    machine_gpus.cache_clear()
+
+
+@pytest.fixture
+def declare_gpus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], None]]:
+    """`declare_gpus(n)`: this machine declares n GPUs (LABCOAT_GPUS), none of them real;
+    the next test sees the machine's own again."""
+
+    def declare(count: int) -> None:
+        monkeypatch.setenv("LABCOAT_GPUS", str(count))
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        machine_gpus.cache_clear()
+
+    yield declare
     machine_gpus.cache_clear()

@@ -6,7 +6,7 @@ reproduction's own GPU time is counted in its run's."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,23 +18,10 @@ from labcoat.families._gpu_need import GPU_UNAVAILABLE
 from labcoat.families.paperbench import paperbench
 from labcoat.families.researchgym import researchgym
 from labcoat.grading import Reservation, sample_reservation
-from labcoat.sandbox import GPUS_KEY, GRADER_GPUS_KEY, PythonEnv, machine_gpus
+from labcoat.sandbox import GPUS_KEY, GRADER_GPUS_KEY, PythonEnv
 from labcoat.suites import SUITES_DIR
 
 MINI = SUITES_DIR / "mini"
-
-
-@pytest.fixture
-def gpus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], None]]:
-    """`gpus(n)`: this machine declares n GPUs (LABCOAT_GPUS)."""
-
-    def declare(count: int) -> None:
-        monkeypatch.setenv("LABCOAT_GPUS", str(count))
-        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-        machine_gpus.cache_clear()
-
-    yield declare
-    machine_gpus.cache_clear()
 
 
 def _gpu_task(tmp_path: Path) -> Path:
@@ -50,21 +37,23 @@ def _gpu_task(tmp_path: Path) -> Path:
     return task.parent
 
 
-def test_a_researchgym_task_needing_a_gpu(tmp_path: Path, gpus: Callable[[int], None]) -> None:
+def test_a_researchgym_task_needing_a_gpu(
+    tmp_path: Path, declare_gpus: Callable[[int], None]
+) -> None:
     target = str(_gpu_task(tmp_path))
-    gpus(0)
+    declare_gpus(0)
     [sample] = researchgym(target=target, agent="noop").dataset
     assert sample.metadata[GPU_UNAVAILABLE] == "the task needs 1 GPU(s); this machine has none"
     config = sample.sandbox.config
     assert (config.gpus, config.environment) == (0, PythonEnv())  # nothing to build
-    gpus(1)
+    declare_gpus(1)
     [sample] = researchgym(target=target, agent="noop").dataset
     assert GPU_UNAVAILABLE not in sample.metadata
     assert sample.sandbox.config.gpus == 1 and sample.sandbox.config.environment != PythonEnv()
 
 
-def test_a_paperbench_reproduction_needing_a_gpu(gpus: Callable[[int], None]) -> None:
-    gpus(0)
+def test_a_paperbench_reproduction_needing_a_gpu(declare_gpus: Callable[[int], None]) -> None:
+    declare_gpus(0)
     [sample] = paperbench(agent="oracle", tasks="tail-averaged-sgd", reproduce_gpus=1).dataset
     reason = "the reproduction needs 1 GPU(s); this machine has none"
     assert sample.metadata[GPU_UNAVAILABLE] == reason
@@ -73,17 +62,17 @@ def test_a_paperbench_reproduction_needing_a_gpu(gpus: Callable[[int], None]) ->
     with sample_reservation(Reservation(cpus=1, memory_mb=1024, gpus=0)):
         [placed] = paperbench(agent="oracle", tasks="tail-averaged-sgd", reproduce_gpus=1).dataset
     assert GPU_UNAVAILABLE not in placed.metadata
-    gpus(1)
+    declare_gpus(1)
     [here] = paperbench(agent="oracle", tasks="tail-averaged-sgd", reproduce_gpus=1).dataset
     assert GPU_UNAVAILABLE not in here.metadata
 
 
 def test_validate_and_check_name_the_missing_gpu(
     tmp_path: Path,
-    gpus,
+    declare_gpus: Callable[[int], None],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    gpus(0)
+    declare_gpus(0)
     target = str(_gpu_task(tmp_path))
     code, out, _ = run_cli_captured(capsys, "check", target, "--no-build")
     assert code == 2 and "gpu: needs 1 GPU(s); this machine has none" in out

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from cli_runner import json_document, run_cli_captured
 
-from labcoat.sandbox import machine_gpus, machine_has_gpu
+from labcoat.sandbox import machine_has_gpu
 
 pytestmark = pytest.mark.skipif(
     machine_has_gpu(), reason="this machine has a GPU: bench/gpu/check.sh validates the suite"
@@ -62,19 +63,15 @@ def test_the_gpu_suite_says_why_it_cannot_run_without_a_gpu(
     "to validate the gpu suite's ResearchGym and PaperBench tasks on a declared GPU",
 )
 def test_the_torch_tasks_validate_on_a_declared_gpu(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], declare_gpus: Callable[[int], None]
 ) -> None:
     # a GPU torch cannot see: the tasks' code falls back to the CPU (softmax_rows cannot)
-    monkeypatch.setenv("LABCOAT_GPUS", "1")
-    machine_gpus.cache_clear()
-    try:
-        code, out, err = run_cli_captured(
-            capsys, "validate", "gpu", "--task", "noisy-labels",
-            "--task", "label-smoothing-noisy-labels", "--python", str(TORCH_PYTHON),
-            "--json", "--log-dir", str(tmp_path / "logs"),
-        )  # fmt: skip
-    finally:
-        machine_gpus.cache_clear()
+    declare_gpus(1)
+    code, out, err = run_cli_captured(
+        capsys, "validate", "gpu", "--task", "noisy-labels",
+        "--task", "label-smoothing-noisy-labels", "--python", str(TORCH_PYTHON),
+        "--json", "--log-dir", str(tmp_path / "logs"),
+    )  # fmt: skip
     verdicts = {v["task"]: v for v in json_document(out)}
     assert code == 0, (verdicts, err[-3000:])
     for task in ("noisy-labels", "label-smoothing-noisy-labels"):

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -26,7 +27,7 @@ from labcoat.families.researchgym._extract import filled_method_rows
 from labcoat.families.researchgym._folder import DESCRIPTION
 from labcoat.families.researchgym._grading import GraderRun
 from labcoat.families.researchgym._scoring import _files_to_read, raw_values, score_run
-from labcoat.sandbox import machine_gpus, machine_has_gpu
+from labcoat.sandbox import machine_has_gpu
 from researchgym._upstream_logs import grader_args, plant_results
 
 ROOT = os.environ.get("LABCOAT_RESEARCHGYM_UPSTREAM")
@@ -211,21 +212,17 @@ def logs_cifar_runs() -> Solver:
 
 @pytest.mark.slow
 def test_upstream_grader_output_reaches_the_subtasks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, declare_gpus: Callable[[int], None]
 ) -> None:
     """Upstream's own grader, in its own environment (built from PyPI: slow the first
     time), fills the CIFAR-100 row; the overlay reads both of its values."""
     # the overlay asks for a GPU: declared, so that it runs here too (on the CPU)
-    monkeypatch.setenv("LABCOAT_GPUS", "1")
-    machine_gpus.cache_clear()
-    try:
-        task = task_with(
-            researchgym(target=str(TEST_SPLIT), tasks="continual-learning", agent="noop"),
-            solver=logs_cifar_runs(),
-        )
-        [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
-    finally:
-        machine_gpus.cache_clear()  # the next test sees this machine's own GPUs
+    declare_gpus(1)
+    task = task_with(
+        researchgym(target=str(TEST_SPLIT), tasks="continual-learning", agent="noop"),
+        solver=logs_cifar_runs(),
+    )
+    [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
     assert log.samples is not None
     [sample] = log.samples
     assert sample.error is None, sample.error.message
