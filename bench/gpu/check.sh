@@ -142,4 +142,11 @@ fi
 for name in overlap mini; do
     [ -f "$work/$name.log" ] && { echo "  $name:"; tail -n 12 "$work/$name.log" | sed 's/^/    /'; }
 done
+# under the device tool, what comes back with the reply: every step's log, validate's JSON
+# and the gpu suite's Inspect logs
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+    cp "$work"/*.log "$OUT"/ 2>/dev/null
+    [ -s "$work/gpu.json" ] && cp "$work/gpu.json" "$OUT"/
+    tar -czf "$OUT/gpu-logs.tar.gz" -C "$work/logs" gpu 2>/dev/null
+fi
 case "${summary[*]}" in *FAILED* | *"TIMED OUT"*) exit 1 ;; *) exit 0 ;; esac
