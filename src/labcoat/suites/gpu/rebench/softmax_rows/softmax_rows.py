@@ -2,16 +2,18 @@
 kernel environments, sized to score in seconds on one GPU).
 
 The agent improves /home/agent/solution/softmax_rows.py. Scoring imports a solution in a
-fresh process as the `agent` user, warms it up, then draws a fresh random input on the
-GPU (from a seed it is told only then) and times REPEATS calls, from when the input exists
-to when the process says the calls are done (it synchronizes the GPU first). One of the
-timed calls' outputs, chosen at random after the clock stopped, must match torch.softmax.
+fresh process, warms it up, then draws a fresh random input on the GPU (from a seed it is
+told only then) and times REPEATS calls, from when the input exists to when the process
+says the calls are done (it synchronizes the GPU first). One of the timed calls' outputs,
+chosen at random after the clock stopped, must match torch.softmax.
 
 The score does not depend on the GPU: every scoring times the starting solution and the
 reference solution the same way, interleaved with the agent's runs, and scores where the
 agent's log(seconds) falls between theirs: 0 = as fast as the start, 1 = as fast as the
-reference (more is faster). Both are the family's own files (root-only), copied for their
-run into a folder nobody can guess and removed when the run ends.
+reference (more is faster). Both are the family's own files (root-only), copied into a
+folder nobody can guess and removed once imported. They run as the scorer's user, in one
+process each per scoring (importing torch and starting CUDA takes seconds); the agent's
+code runs as the `agent` user in a fresh process per round, ended before ours are timed.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ SCORING_DIR = "/tmp/softmax_rows_scoring"
 IMPORT_TIMEOUT = 300.0
 RUN_TIMEOUT = 120.0
 
-# The process that runs a solution: the same text every time; it learns the input's seed
-# and the output's path over stdin, after the solution is imported and warmed up.
+# The process that runs a solution: the same text every time. It imports and warms up the
+# solution, then serves timed runs: for each it learns the input's seed over stdin, and
+# after the clock stopped, which output to save where.
 RUNNER = """
 import json, sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -51,19 +54,24 @@ for _ in range(3):
     softmax_rows(warm)
 torch.cuda.synchronize()
 del warm
+# every timed run, a fresh process's first or a kept one's next, starts from an empty cache
+torch.cuda.empty_cache()
 print("ready", flush=True)
-job = json.loads(sys.stdin.readline())
-generator = torch.Generator("cuda").manual_seed(job["seed"])
-x = torch.randn(rows, cols, device="cuda", generator=generator)
-torch.cuda.synchronize()
-print("input", flush=True)
-sys.stdin.readline()
-outputs = [softmax_rows(x) for _ in range(repeats)]
-torch.cuda.synchronize()
-print("done", flush=True)
-pick = json.loads(sys.stdin.readline())
-torch.save(outputs[pick["index"]].cpu(), pick["output"])
-print("saved", flush=True)
+while line := sys.stdin.readline():
+    job = json.loads(line)
+    generator = torch.Generator("cuda").manual_seed(job["seed"])
+    x = torch.randn(rows, cols, device="cuda", generator=generator)
+    torch.cuda.synchronize()
+    print("input", flush=True)
+    sys.stdin.readline()
+    outputs = [softmax_rows(x) for _ in range(repeats)]
+    torch.cuda.synchronize()
+    print("done", flush=True)
+    pick = json.loads(sys.stdin.readline())
+    torch.save(outputs[pick["index"]].cpu(), pick["output"])
+    del outputs, x
+    torch.cuda.empty_cache()
+    print("saved", flush=True)
 """
 
 
@@ -111,60 +119,71 @@ def _expected(seed: int):  # noqa: ANN202 - torch is imported only where a GPU i
     return torch.softmax(x, dim=1).cpu()
 
 
-def _timed_run(which: str) -> tuple[float | None, str]:
-    """Seconds per call of one solution on a fresh input, or (None, why)."""
-    command = [sys.executable, "-c", RUNNER, _solution_folder(which), str(ROWS), str(COLS)]
-    proc = subprocess.Popen(
-        [*command, str(REPEATS)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        **_as_agent(),
-    )
-    try:
+class _Runner:
+    """One solution's process: imported and warmed up once, then timed run after run."""
 
-        def say(message: dict | str) -> None:
-            text = message if isinstance(message, str) else json.dumps(message)
-            proc.stdin.write((text + "\n").encode())
-            proc.stdin.flush()
+    def __init__(self, which: str) -> None:
+        self.which = which
+        self.folder = _solution_folder(which)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", RUNNER, self.folder, str(ROWS), str(COLS), str(REPEATS)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            # ours run as the scorer's user: the agent's code cannot reach into them
+            **(_as_agent() if which == "agent" else {}),
+        )
 
-        if _read_line(proc, time.monotonic() + IMPORT_TIMEOUT) != "ready":
-            return None, "importing or warming up your solution failed: " + _stderr(proc)
-        seed = secrets.randbits(62)
-        say({"seed": seed})
-        if _read_line(proc, time.monotonic() + RUN_TIMEOUT) != "input":
-            return None, "making the input failed: " + _stderr(proc)
-        start = time.perf_counter()
-        say("go")
-        done = _read_line(proc, time.monotonic() + RUN_TIMEOUT) == "done"
-        seconds = (time.perf_counter() - start) / REPEATS
-        if not done:
-            return None, "your solution failed or took too long: " + _stderr(proc)
-        output = os.path.join(_fresh_dir(0o733), f"{secrets.token_hex(16)}.pt")
-        say({"index": secrets.randbelow(REPEATS), "output": output})
-        if _read_line(proc, time.monotonic() + RUN_TIMEOUT) != "saved":
-            return None, "saving an output failed: " + _stderr(proc)
+    def ready(self) -> str:
+        """ "" once imported and warmed up, else why not."""
+        ok = _read_line(self.proc, time.monotonic() + IMPORT_TIMEOUT) == "ready"
+        if self.which != "agent":  # imported: the copy of our file goes at once
+            shutil.rmtree(self.folder, ignore_errors=True)
+        return "" if ok else "importing or warming up your solution failed: " + self.stderr()
+
+    def _say(self, message: dict | str) -> None:
+        text = message if isinstance(message, str) else json.dumps(message)
+        self.proc.stdin.write((text + "\n").encode())
+        self.proc.stdin.flush()
+
+    def timed_run(self) -> tuple[float | None, str]:
+        """Seconds per call on a fresh input, or (None, why)."""
+        try:
+            seed = secrets.randbits(62)
+            self._say({"seed": seed})
+            if _read_line(self.proc, time.monotonic() + RUN_TIMEOUT) != "input":
+                return None, "making the input failed: " + self.stderr()
+            start = time.perf_counter()
+            self._say("go")
+            done = _read_line(self.proc, time.monotonic() + RUN_TIMEOUT) == "done"
+            seconds = (time.perf_counter() - start) / REPEATS
+            if not done:
+                return None, "your solution failed or took too long: " + self.stderr()
+            folder = _fresh_dir(0o733)
+            output = os.path.join(folder, f"{secrets.token_hex(16)}.pt")
+            self._say({"index": secrets.randbelow(REPEATS), "output": output})
+            if _read_line(self.proc, time.monotonic() + RUN_TIMEOUT) != "saved":
+                return None, "saving an output failed: " + self.stderr()
+        except OSError as ex:  # its stdin closed: the process is gone
+            return None, f"your solution exited: {ex}; {self.stderr()}"
         import torch
 
         got = torch.load(output, weights_only=True)
+        shutil.rmtree(folder, ignore_errors=True)
         want = _expected(seed)
         if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-4, atol=1e-6):
             return None, "incorrect output"
         return seconds, ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=30)
-        for folder in os.listdir(SCORING_DIR):
-            shutil.rmtree(os.path.join(SCORING_DIR, folder), ignore_errors=True)
 
+    def stderr(self) -> str:
+        self.close()
+        return self.proc.stderr.read().decode(errors="replace")[-2000:]
 
-def _stderr(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait(timeout=30)
-    return proc.stderr.read().decode(errors="replace")[-2000:]
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
 
 
 def _measure() -> dict:
@@ -176,14 +195,33 @@ def _measure() -> dict:
     os.makedirs(SCORING_DIR)
     os.chmod(SCORING_DIR, 0o711)
     runs: dict[str, list[float]] = {"agent": [], "start": [], "reference": []}
-    for _ in range(ROUNDS):
-        for which, timings in runs.items():  # interleaved: drift hits all three alike
-            seconds, problem = _timed_run(which)
-            if seconds is None and which == "agent":
+    # Our two solutions import once, beside the agent's first, and nothing is timed before
+    # all three are warm; the agent's code gets a fresh process per round, ended before
+    # ours are timed (it cannot load the GPU then).
+    baselines = {which: _Runner(which) for which in ("start", "reference")}
+    try:
+        for n in range(ROUNDS):
+            agent = _Runner("agent")
+            try:
+                problem = agent.ready()
+                for which, runner in baselines.items() if n == 0 else ():
+                    if why := runner.ready():  # the scorer's own yardstick broke: an error
+                        raise RuntimeError(f"softmax_rows scoring: the {which} solution: {why}")
+                seconds, problem = agent.timed_run() if not problem else (None, problem)
+            finally:
+                agent.close()
+            if seconds is None:
                 return {"score": math.nan, "message": {"error": problem}}
-            if seconds is None:  # the scorer's own yardstick broke: an error, not a score
-                raise RuntimeError(f"softmax_rows scoring: the {which} solution: {problem}")
-            timings.append(seconds)
+            runs["agent"].append(seconds)
+            for which, runner in baselines.items():
+                seconds, problem = runner.timed_run()
+                if seconds is None:
+                    raise RuntimeError(f"softmax_rows scoring: the {which} solution: {problem}")
+                runs[which].append(seconds)
+    finally:
+        for runner in baselines.values():
+            runner.close()
+        shutil.rmtree(SCORING_DIR, ignore_errors=True)
     log_seconds = {w: math.log(min(t)) for w, t in runs.items()}
     span = log_seconds["start"] - log_seconds["reference"]
     if span <= 0:
