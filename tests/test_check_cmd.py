@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli_captured
 
-from labcoat.sandbox import _environment, limits_here
+from labcoat.sandbox import _environment, _limits, limits_here
 
 UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
 POINTER = (
@@ -40,6 +40,25 @@ def test_the_limits_mechanism_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LABCOAT_SANDBOX_CGROUPS")
     here = limits_here()
     assert here.startswith("cgroup v") or here.startswith("rlimits per process (cgroup v2: ")
+
+
+def test_a_cgroup_v2_without_the_memory_controller_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on the Firecracker H100 machine: v2 is mounted, the parent lacks memory and pids
+    (the kernel refuses to enable them with an ENOENT that names no file)."""
+    root = tmp_path / "cgroup"
+    (root / "labcoat.slice").mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("cpu io\n")
+    (root / "labcoat.slice" / "cgroup.controllers").write_text("cpu io\n")
+    (root / "labcoat.slice" / "cgroup.subtree_control").write_text("\n")
+    monkeypatch.setattr(_limits, "CGROUP_ROOT", root)
+    monkeypatch.setattr(_limits, "_own_cgroup_path", lambda controller: "/labcoat.slice")
+    here = limits_here()
+    assert here.startswith("rlimits per process (cgroup v2: no memory or pids controller in ")
+    assert f"{root}/labcoat.slice/cgroup.controllers (cpu io)" in here
+    # nothing made there is left
+    assert not any(p.name.startswith("labcoat-probe") for p in (root / "labcoat.slice").iterdir())
 
 
 def test_every_problem_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

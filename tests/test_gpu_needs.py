@@ -105,3 +105,21 @@ def test_a_reproduction_s_own_gpu_is_accounted(
     assert run["gpus"] == 1
     assert run["gpu_seconds"] == pytest.approx(sum(r["gpu_seconds"] for r in held))
     assert run["gpu_peak_memory_mib"] == max(r["peak_memory_mib"] for r in held)
+
+
+def test_a_submission_without_reproduce_sh_takes_no_gpu(
+    fake_gpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing to reproduce: the grader does not wait for a GPU it would not use (on the
+    H100, the noop's empty reproduction waited 55 s behind the other samples)."""
+    logs = tmp_path / "logs"
+    code, out, err = run_cli_captured(
+        capsys, "eval", "mini", "--family", "paperbench", "--task", "tail-averaged-sgd",
+        "--agent", "noop", "-T", "reproduce_gpus=1", "--no-inspect", "--json",
+        "--log-dir", str(logs),
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    [row] = json_document(out)
+    assert (row["errors"], row["normalized"]) == (0, 0.0)
+    [sample] = read_eval_log(str(next(logs.rglob("*.eval")))).samples
+    assert not sample.store.get(GRADER_GPUS_KEY)

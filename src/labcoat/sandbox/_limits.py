@@ -156,6 +156,21 @@ def _try_v1(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup |
     return group if group.dirs else None
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as ex:
+        raise OSError(f"{path}: {ex.strerror or ex}") from ex
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a cgroup file; an error names the file (a refused write's errno names none)."""
+    try:
+        path.write_text(text)
+    except OSError as ex:
+        raise OSError(f"writing {text!r} to {path}: {ex.strerror or ex}") from ex
+
+
 def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup | None:
     own = _own_cgroup_path(None)
     if own is None or not (CGROUP_ROOT / "cgroup.controllers").exists():
@@ -165,23 +180,30 @@ def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup |
     parent = CGROUP_ROOT / own.lstrip("/")
     d = parent / name
     try:
-        enabled = (parent / "cgroup.subtree_control").read_text().split()
         needed = [c for c, v in (("memory", wanted.memory_mb), ("pids", wanted.pids)) if v]
-        missing = [c for c in needed if c not in enabled]
-        if missing:
-            (parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in missing))
+        # a controller the parent does not have cannot be enabled (the kernel's ENOENT
+        # names no file): say which, and where
+        available = _read(parent / "cgroup.controllers").split()
+        if absent := [c for c in needed if c not in available]:
+            raise OSError(
+                f"no {' or '.join(absent)} controller in {parent / 'cgroup.controllers'}"
+                f" ({' '.join(available) or 'empty'})"
+            )
+        enabled = _read(parent / "cgroup.subtree_control").split()
+        if missing := [c for c in needed if c not in enabled]:
+            _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
         d.mkdir(exist_ok=True)
         if wanted.memory_mb is not None:
-            (d / "memory.max").write_text(str(wanted.memory_mb * 1024 * 1024))
+            _write(d / "memory.max", str(wanted.memory_mb * 1024 * 1024))
             with contextlib.suppress(OSError):
-                (d / "memory.swap.max").write_text("0")
+                _write(d / "memory.swap.max", "0")
         if wanted.pids is not None:
-            (d / "pids.max").write_text(str(wanted.pids))
+            _write(d / "pids.max", str(wanted.pids))
         if wanted.cpus is not None:
             with contextlib.suppress(OSError):  # best effort, as in v1
                 if "cpu" not in enabled:
-                    (parent / "cgroup.subtree_control").write_text("+cpu")
-                (d / "cpu.max").write_text(f"{int(wanted.cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
+                    _write(parent / "cgroup.subtree_control", "+cpu")
+                _write(d / "cpu.max", f"{int(wanted.cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
     except OSError as ex:
         logger.debug("cgroup v2 unavailable: %s", ex)
         if why is not None:

@@ -234,6 +234,7 @@ def _tail(log: Path) -> str:
 
 
 async def _run_once(executed: Path, settings: ReproductionSettings) -> _Run:
+    script = (executed / REPRODUCE_SH).is_file()
     async with settings.session_factory(
         protected=None,
         workspace=executed,
@@ -244,7 +245,8 @@ async def _run_once(executed: Path, settings: ReproductionSettings) -> _Run:
         workdir=SUBMISSION_DIR,
         network=settings.network,
         blocklist=settings.blocklist,
-        gpus=settings.gpus,
+        # nothing to run: no GPU to wait for (on a busy GPU that is minutes of nothing)
+        gpus=settings.gpus if script else 0,
     ) as session:
         user = "agent" if "root" in session.users else None
         # the sandbox's clock stamps the outputs' mtimes: read the start time from it
@@ -252,7 +254,7 @@ async def _run_once(executed: Path, settings: ReproductionSettings) -> _Run:
         if not clock.success:
             raise SandboxUnavailableError(f"could not read the sandbox clock: {clock.stderr}")
         started_at = float(clock.stdout.strip())
-        if not (executed / REPRODUCE_SH).is_file():
+        if not script:
             return _Run(None, False, None, started_at, f"no {REPRODUCE_SH} in the submission")
         start = time.monotonic()
         try:
