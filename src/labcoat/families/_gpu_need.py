@@ -1,8 +1,10 @@
 """Samples that need GPUs this machine cannot lend: unavailable, with the reason, before
 anything is built for them (their environment would hold torch, gigabytes from PyPI).
 
-RE-Bench families decide this with their METR manifest (`rebench/_task.py`); ResearchGym
-tasks and PaperBench reproductions use this: the task function marks the sample
+Every family words the reason with `sample_gpu_shortfall` (a METR manifest also names a
+GPU model). RE-Bench families mark such a sample with their own `unavailable` metadata
+(`rebench/_task.py`, with the family's other reasons); ResearchGym tasks and PaperBench
+reproductions use the rest of this module: the task function marks the sample
 (`gpu_need_metadata`) and gives it an empty sandbox (`without_gpu_needs`), and
 `require_gpus` errors it as unavailable before the agent starts.
 """
@@ -21,10 +23,11 @@ GPU_UNAVAILABLE = "labcoat_gpu_unavailable"
 """Sample metadata: why this machine cannot give the sample its GPUs (absent: it can)."""
 
 
-def sample_gpu_shortfall(gpus: int) -> str | None:
-    """Why this machine cannot lend a sample's own sandbox `gpus` GPUs (None: it can).
-    Under Ray the sample is placed on a node that has them, and its task built there."""
-    shortfall = gpu_shortfall(gpus)
+def sample_gpu_shortfall(gpus: int, model: str | None = None) -> str | None:
+    """Why this machine cannot lend a sample's own sandbox `gpus` GPUs (of `model`; None:
+    it can). Under Ray the sample is placed on a node that has them, and its task built
+    there."""
+    shortfall = gpu_shortfall(gpus, model)
     return f"the task {shortfall}" if shortfall else None
 
 

@@ -25,6 +25,7 @@ from labcoat._util.lfs import LfsPointerError
 from labcoat._util.names import check_name
 from labcoat.agents import agent_solver
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM, TaskEntry, ValidationThresholds
+from labcoat.families._gpu_need import sample_gpu_shortfall
 from labcoat.families._params import task_parameters
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
@@ -68,7 +69,6 @@ from labcoat.sandbox import (
     PythonEnv,
     current_bwrap_session,
     ensure_image,
-    gpu_shortfall,
 )
 from labcoat.suites import resolve_target
 
@@ -322,8 +322,7 @@ def _metadata(
 def _gpu_shortfall(family: TaskFamilyDir, entry: TaskEntry) -> str | None:
     """Why this machine cannot give the task its GPUs (decided before anything is built)."""
     resources = task_resources(family, entry.id.split("/", 1)[1])
-    shortfall = gpu_shortfall(resources.gpus, resources.gpu_model)
-    return f"the task {shortfall}" if shortfall else None
+    return sample_gpu_shortfall(resources.gpus, resources.gpu_model)
 
 
 async def _family_samples(
