@@ -136,7 +136,7 @@ class _Runner:
         )
 
     def ready(self) -> str:
-        """ "" once imported and warmed up, else why not."""
+        """Why the solution failed to import and warm up ("" once it is ready)."""
         ok = _read_line(self.proc, time.monotonic() + IMPORT_TIMEOUT) == "ready"
         if self.which != "agent":  # imported: the copy of our file goes at once
             shutil.rmtree(self.folder, ignore_errors=True)
