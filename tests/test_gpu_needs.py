@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import json_document, run_cli_captured
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import EvalSample, read_eval_log
 
 from labcoat.analysis import read_runs
 from labcoat.families._gpu_need import GPU_UNAVAILABLE
@@ -84,19 +84,28 @@ def test_validate_and_check_name_the_missing_gpu(
     assert verdict["unavailable"] == "the task needs 1 GPU(s); this machine has none"
 
 
-def test_a_reproduction_s_own_gpu_is_accounted(
-    fake_gpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    logs = tmp_path / "logs"
+def _paper_needing_a_gpu(
+    agent: str, logs: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[dict, EvalSample]:
+    """The mini paper tail-averaged-sgd, its reproduction asking for one GPU: the run's
+    row and its one sample."""
     code, out, err = run_cli_captured(
         capsys, "eval", "mini", "--family", "paperbench", "--task", "tail-averaged-sgd",
-        "--agent", "oracle", "-T", "reproduce_gpus=1", "--no-inspect", "--json",
+        "--agent", agent, "-T", "reproduce_gpus=1", "--no-inspect", "--json",
         "--log-dir", str(logs),
     )  # fmt: skip
     assert code == 0, err[-3000:]
     [row] = json_document(out)
-    assert (row["errors"], row["normalized"]) == (0, 1.0)
     [sample] = read_eval_log(str(next(logs.rglob("*.eval")))).samples
+    return row, sample
+
+
+def test_a_reproduction_s_own_gpu_is_accounted(
+    fake_gpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = tmp_path / "logs"
+    row, sample = _paper_needing_a_gpu("oracle", logs, capsys)
+    assert (row["errors"], row["normalized"]) == (0, 1.0)
     assert GPUS_KEY not in sample.store  # the agent's sandbox asked for none
     # the reproduction and its re-seeded rerun each took one GPU of the pool
     held = sample.store[GRADER_GPUS_KEY]
@@ -112,14 +121,6 @@ def test_a_submission_without_reproduce_sh_takes_no_gpu(
 ) -> None:
     """Nothing to reproduce: the grader does not wait for a GPU it would not use (on the
     H100, the noop's empty reproduction waited 55 s behind the other samples)."""
-    logs = tmp_path / "logs"
-    code, out, err = run_cli_captured(
-        capsys, "eval", "mini", "--family", "paperbench", "--task", "tail-averaged-sgd",
-        "--agent", "noop", "-T", "reproduce_gpus=1", "--no-inspect", "--json",
-        "--log-dir", str(logs),
-    )  # fmt: skip
-    assert code == 0, err[-3000:]
-    [row] = json_document(out)
+    row, sample = _paper_needing_a_gpu("noop", tmp_path / "logs", capsys)
     assert (row["errors"], row["normalized"]) == (0, 0.0)
-    [sample] = read_eval_log(str(next(logs.rglob("*.eval")))).samples
     assert not sample.store.get(GRADER_GPUS_KEY)
