@@ -13,7 +13,9 @@ agent's log(seconds) falls between theirs: 0 = as fast as the start, 1 = as fast
 reference (more is faster). Both are the family's own files (root-only), copied into a
 folder nobody can guess and removed once imported. They run as the scorer's user, in one
 process each per scoring (importing torch and starting CUDA takes seconds); the agent's
-code runs as the `agent` user in a fresh process per round, ended before ours are timed.
+code runs as the `agent` user in a fresh process per round. Before ours are timed, every
+other process in the sandbox (the agent's, background jobs included) is killed, as
+prefix_sum does: a job that loaded the GPU only then would raise the agent's score.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import secrets
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -92,6 +95,37 @@ def _read_line(proc: subprocess.Popen, deadline: float) -> str | None:
             return None
         data += chunk
     return data.decode(errors="replace").strip()
+
+
+def _ours() -> set[int]:
+    """This process, its ancestors and the sandbox's init: the scorer's side."""
+    pids, pid = {1}, os.getpid()
+    while pid > 1:
+        pids.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
+
+
+def _end_the_agents_processes(keep: set[int]) -> None:
+    """Kill every process of this sandbox but the scorer's and `keep` (our solutions'):
+    nothing of the agent's (a background job that loads the GPU only while our solutions
+    are timed would slow them, and so raise its score) runs while ours are timed. A kill
+    is repeated until none is left (a process may fork meanwhile)."""
+    spare = _ours() | keep
+    for _ in range(10):
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in spare]
+        if not others:
+            return
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
 
 
 def _fresh_dir(mode: int) -> str:
@@ -196,8 +230,8 @@ def _measure() -> dict:
     os.chmod(SCORING_DIR, 0o711)
     runs: dict[str, list[float]] = {"agent": [], "start": [], "reference": []}
     # Our two solutions import once, beside the agent's first, and nothing is timed before
-    # all three are warm; the agent's code gets a fresh process per round, ended before
-    # ours are timed (it cannot load the GPU then).
+    # all three are warm; the agent's code gets a fresh process per round, and every
+    # process of the agent's is ended before ours are timed (none can load the GPU then).
     baselines = {which: _Runner(which) for which in ("start", "reference")}
     try:
         for n in range(ROUNDS):
@@ -213,6 +247,7 @@ def _measure() -> dict:
             if seconds is None:
                 return {"score": math.nan, "message": {"error": problem}}
             runs["agent"].append(seconds)
+            _end_the_agents_processes({runner.proc.pid for runner in baselines.values()})
             for which, runner in baselines.items():
                 seconds, problem = runner.timed_run()
                 if seconds is None:
@@ -263,8 +298,9 @@ outputs, picked at random, must match torch.softmax (rtol 1e-4, atol 1e-6). The 
 implementation and a fast reference implementation are timed the same way in the same
 scoring, and your score is where your log(time per call) falls between theirs: 0 = as
 fast as the starting implementation, 1 = as fast as the reference, more is faster. You
-may call the `score` tool to see your current time. torch (with CUDA) is available;
-there is no network. Keep the function's name and signature."""
+may call the `score` tool to see your current time; scoring ends every process of yours
+still running (background jobs included). torch (with CUDA) is available; there is no
+network. Keep the function's name and signature."""
 
     @staticmethod
     def get_permissions(t: dict) -> list[str]:
