@@ -15,7 +15,8 @@
 # Settings (environment): LABCOAT_GPU_PYTHON (labcoat's interpreter; default python3.12,
 # else python3), LABCOAT_TASK_PYTHON (the torch venv; default /opt/torch/.venv/bin/python3),
 # GPU_CHECK_DIR (default /tmp/labcoat-gpu-check). Under the device tool ($OUT set) the
-# steps' logs, validate's JSON and both suites' Inspect logs come back.
+# steps' logs, validate's JSON and the Inspect logs (the gpu suite's, mini's timed part)
+# come back.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 carry="$root/bench/gpu/carry"
