@@ -337,9 +337,9 @@ in the same scoring, and your score is where your log(runtime) falls between the
 0 = as fast as the starting implementation, 1 = as fast as the reference, more is
 faster (higher is better). Incorrect output gets no score. A run that uses one thread
 and starts no processes is timed without the time it waited for a CPU other programs
-held. You may call the `score` tool to see your current
-runtime. numpy is available; there is no network. Keep the function's name and
-signature."""
+held. You may call the `score` tool to see your current runtime; scoring ends every
+process of yours still running (background jobs included). numpy is available; there
+is no network. Keep the function's name and signature."""
 
     @staticmethod
     def get_permissions(t: dict) -> list[str]:
