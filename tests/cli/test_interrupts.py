@@ -198,8 +198,8 @@ def test_a_ctrl_c_on_the_way_out_says_so_too() -> None:
     # second Ctrl-C there ended the process without a word
     code = (
         "import os, signal, time\n"
-        "from labcoat._cli.main import _exit_on_another_interrupt\n"
-        "_exit_on_another_interrupt(130)\n"
+        "from labcoat._util.exit_now import exit_at_another_interrupt\n"
+        "exit_at_another_interrupt(130)\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "time.sleep(30)\n"
     )

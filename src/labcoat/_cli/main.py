@@ -9,7 +9,6 @@ naming what is wrong, and exit code 2; an interrupt (Ctrl-C, SIGTERM) says so an
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import signal
@@ -24,7 +23,7 @@ import click
 from labcoat._cli._oserror import user_os_error
 from labcoat._errors import Interrupted, LabcoatError
 from labcoat._util.env import check_environment
-from labcoat._util.exit_now import exit_now
+from labcoat._util.exit_now import EXIT_SIGINT, exit_at_another_interrupt
 from labcoat._util.names import error_line
 from labcoat._version import __version__
 
@@ -45,7 +44,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 EXIT_USAGE = 2
-EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 
@@ -109,14 +107,6 @@ class _Signals:
         return EXIT_SIGTERM if self.received == signal.SIGTERM else EXIT_SIGINT
 
 
-def _exit_on_another_interrupt(code: int) -> None:
-    """Interrupted, and on the way out: another Ctrl-C ends the process with `code` too,
-    saying so (Python's own handler would raise KeyboardInterrupt into the exit, or die
-    of it)."""
-    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
-        signal.signal(signal.SIGINT, lambda signum, frame: exit_now(code))
-
-
 def _debug_wanted(args: list[str]) -> bool:
     return os.environ.get("LABCOAT_DEBUG") == "1" or "--debug" in args
 
@@ -129,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def fail(message: str, code: int) -> None:
         if code in (EXIT_SIGINT, EXIT_SIGTERM):
-            _exit_on_another_interrupt(code)
+            exit_at_another_interrupt(code)
         if debug:
             traceback.print_exc()
         _say(error_line(message))

@@ -27,7 +27,7 @@ from typing import Any
 
 from inspect_ai.hooks import Hooks, RunEnd, RunStart, hooks
 
-from labcoat._util.exit_now import exit_now
+from labcoat._util.exit_now import exit_at_another_interrupt, exit_now
 
 SUBSCRIBER_FAILED = "Transcript subscriber failed"
 TRANSCRIPT_LOGGER = "inspect_ai.log._transcript"
@@ -139,10 +139,8 @@ def guarded() -> Iterator[None]:
         yield
     finally:
         _unwrap()
-        if _state.interrupts and threading.current_thread() is threading.main_thread():
-            # interrupted: the process is on its way out (only the CLI runs this), and
-            # another Ctrl-C ends it at once, wherever it lands
-            signal.signal(signal.SIGINT, lambda signum, frame: exit_now())
+        if _state.interrupts:  # the process is on its way out (only the CLI runs this)
+            exit_at_another_interrupt()
         _state.active = False
         logging.getLogger(TRANSCRIPT_LOGGER).removeFilter(_noise)
         _quiet_console(False)
