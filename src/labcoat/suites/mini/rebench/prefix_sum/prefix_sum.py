@@ -296,7 +296,7 @@ def _timed_run(which: str) -> tuple[dict | None, str]:
             shutil.rmtree(os.path.join(SCORING_DIR, folder), ignore_errors=True)
 
 
-def paired_score(runs: dict[str, list[dict]]) -> tuple[float, dict[str, float]]:
+def _paired_score(runs: dict[str, list[dict]]) -> tuple[float, dict[str, float]]:
     """The score of one scoring's timed runs, and each solution's median seconds.
 
     A round times the agent's, the start's and the reference's solution back to back. A
@@ -305,15 +305,16 @@ def paired_score(runs: dict[str, list[dict]]) -> tuple[float, dict[str, float]]:
     the median over rounds counts: (start - agent) / (start - reference) in log seconds.
     The best of each solution's runs, compared across rounds, gave the noop 0.196 in a
     `labcoat validate mini` there, and 0.119 and 0.115 in 10 scorings whose medians of
-    the rounds' ratios stayed at or below 0.001 (bench/prefix_sum_load.py)."""
+    the rounds' ratios stayed at or below 0.012 (bench/prefix_sum_load.py)."""
     logs = {which: [math.log(r["seconds"]) for r in timings] for which, timings in runs.items()}
     gain = statistics.median(s - a for s, a in zip(logs["start"], logs["agent"], strict=True))
     span = statistics.median(s - r for s, r in zip(logs["start"], logs["reference"], strict=True))
+    typical = {which: math.exp(statistics.median(values)) for which, values in logs.items()}
     if span <= 0:
         raise RuntimeError(
-            f"prefix_sum scoring: the reference was not faster than the start here {runs}"
+            "prefix_sum scoring: the reference was not faster than the start here "
+            f"(median seconds: {typical})"
         )
-    typical = {which: math.exp(statistics.median(values)) for which, values in logs.items()}
     return gain / span, typical
 
 
@@ -330,7 +331,7 @@ def _measure() -> dict:
             if timing is None:  # the scorer's own yardstick broke: an error, not a score
                 raise RuntimeError(f"prefix_sum scoring: the {which} solution failed: {problem}")
             timings.append(timing)
-    score, typical = paired_score(runs)
+    score, typical = _paired_score(runs)
     return {
         "score": score,
         "message": {
