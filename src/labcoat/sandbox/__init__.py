@@ -13,12 +13,13 @@ new module joins it here:
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
     command    _command _system_mounts _seccomp
-    layout     _layout _machine
+    layout     _layout _machine _userns _userns_exec
     config     _config _image_spec _requirements _built _paths _gpus _limits _disk
 
 - config: what a sample asks for (`BwrapConfig`, environments, images), the paths
   inside a sandbox, the machine's facts (GPUs) and the mechanisms of its limits.
-- layout: the host's folders (each sample's, the cache), users, privileged mode, and the
+- layout: the host's folders (each sample's, the cache), users, the isolation mode
+  (root, or rootless with separate users through a subordinate range, or one user), and the
   machine lock (timing measurements against every process's commands).
 - command: the bwrap command line, its seccomp filter and the environment variables
   commands start from.
@@ -47,8 +48,15 @@ from labcoat.sandbox._gpus import (
 )
 from labcoat.sandbox._image import BuiltImage, ImageBuildError, built_image, ensure_image
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep, SystemSpec
-from labcoat.sandbox._layout import PROTECTED_GID, cache_dir, give_to_agent, sandboxes_root
-from labcoat.sandbox._layout import privileged as has_separate_root
+from labcoat.sandbox._layout import (
+    PROTECTED_GID,
+    Isolation,
+    cache_dir,
+    give_to_agent,
+    isolation,
+    sandboxes_root,
+)
+from labcoat.sandbox._layout import separate_users as has_separate_root
 from labcoat.sandbox._limits import limits_here
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
@@ -99,6 +107,7 @@ __all__ = [
     "ImageBuildError",
     "ImageSpec",
     "ImageStep",
+    "Isolation",
     "PythonEnv",
     "SystemBuildError",
     "SystemSpec",
@@ -116,6 +125,7 @@ __all__ = [
     "grader_gpus_collected",
     "has_separate_root",
     "index_reachable",
+    "isolation",
     "limits_here",
     "machine",
     "machine_gpus",

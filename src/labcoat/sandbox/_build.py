@@ -18,7 +18,7 @@ import anyio
 from labcoat._errors import LabcoatError
 from labcoat._util.env import env_value
 from labcoat.sandbox._config import Bind, BwrapConfig
-from labcoat.sandbox._layout import cache_dir, privileged
+from labcoat.sandbox._layout import cache_dir, separate_users
 from labcoat.sandbox._paths import PIP_CACHE_MOUNT
 from labcoat.sandbox._pip_config import host_pip_config
 from labcoat.sandbox._requirements import PythonEnv
@@ -105,9 +105,14 @@ def pip_cache_dir() -> Path:
 
 
 def build_config(
-    workdir: str, binds: list[Bind], local_paths: Iterable[Path], env: dict[str, str]
+    workdir: str,
+    binds: list[Bind],
+    local_paths: Iterable[Path],
+    env: dict[str, str],
+    as_root: bool = True,
 ) -> BwrapConfig:
-    """A build sandbox: the host's network, no memory cap, root where there is one.
+    """A build sandbox: the host's network, no memory cap, root where there is one
+    (`as_root` False: the agent, whose files are the harness's own without root).
 
     It sees `binds`, labcoat's pip cache, and read-only what pip may need of the host: the
     files its configuration names and `local_paths` (the requirements' local files).
@@ -130,7 +135,7 @@ def build_config(
         file_size_mb=None,
         binds=tuple(binds),
         env={**pip_config.variables, "PIP_CACHE_DIR": PIP_CACHE_MOUNT, **env},
-        default_user="root" if privileged() else "agent",
+        default_user="root" if as_root and separate_users() else "agent",
     )
 
 

@@ -1,11 +1,13 @@
 """The bubblewrap command line for one sample's sandbox.
 
-Two modes, chosen by who runs labcoat:
-- as root ("privileged"): no user namespace; the exec server keeps a Docker-like set of
+Three modes (`_layout.Isolation`), two command lines:
+- root, and rootless with separate users: the exec server keeps a Docker-like set of
   capabilities as root and drops to uid 1000 for the agent, so root and agent are real,
-  distinct users (protected files can be root-only, as in METR's task standard);
-- as anyone else ("userns"): an unprivileged user namespace where the one mapped user
-  is the agent (uid 1000); exec as root is refused with SandboxUserUnsupportedError.
+  distinct users (protected files can be root-only, as in METR's task standard). As
+  root there is no user namespace; rootless, bwrap itself runs as root of a user
+  namespace that maps the caller's subordinate ids (`_userns`), and the line is the same;
+- one user: an unprivileged user namespace where the one mapped user is the agent
+  (uid 1000); exec as root is refused with SandboxUserUnsupportedError.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from labcoat.sandbox._gpus import (
     driver_library_dirs,
     driver_tool_dirs,
 )
-from labcoat.sandbox._layout import AGENT_UID, SampleDirs, privileged
+from labcoat.sandbox._layout import AGENT_UID, SampleDirs, mapped, separate_users
 from labcoat.sandbox._paths import (
     AGENT_HOME,
     SANDBOX_BIN,
@@ -390,7 +392,7 @@ def bwrap_command(
         args.append("--unshare-net")
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    if privileged():
+    if separate_users():
         args += ["--cap-drop", "ALL"]
         for cap in (*ROOT_CAPS, *(("CAP_NET_RAW",) if host_network(config) else ())):
             args += ["--cap-add", cap]
@@ -460,4 +462,7 @@ def bwrap_command(
     args += ["--chdir", "/", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
     if python.library_path:
         args += ["--setenv", "LD_LIBRARY_PATH", python.library_path]
+    mapping = mapped()
+    if mapping is not None:  # bwrap starts as root of a namespace mapping the range
+        args = [*mapping.launcher(), *args]
     return args

@@ -49,7 +49,7 @@ from labcoat.sandbox._build import (
 from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._config import Bind
 from labcoat.sandbox._gpus import machine_has_gpu
-from labcoat.sandbox._layout import cache_dir
+from labcoat.sandbox._layout import Isolation, cache_dir, isolation
 from labcoat.sandbox._paths import PIP_MOUNT, SANDBOX_ENV
 from labcoat.sandbox._pip_adapt import (
     closest_available,
@@ -248,7 +248,9 @@ class _BuildSandbox:
             Bind(source=str(Path(_pip_package())), target=f"{PIP_MOUNT}/pip"),
         ]
         local = [*env.local_paths(), *map(Path, host_paths)]
-        config = build_config("/tmp", binds, local, {})
+        # a venv is mounted read-only wherever it is used: its owner guards nothing, and
+        # rootless the agent is the harness's own user, who can link into it and remove it
+        config = build_config("/tmp", binds, local, {}, as_root=isolation() is Isolation.ROOT)
         if system is not None:
             config = config.model_copy(update={"system_root": str(system.tree)})
         async with build_session(config) as session:

@@ -30,7 +30,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import subprocess
 import time
 import uuid
@@ -52,7 +51,14 @@ from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._config import Bind
 from labcoat.sandbox._environment import ensure_environment, environment_key
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep
-from labcoat.sandbox._layout import AGENT_UID, cache_dir, privileged
+from labcoat.sandbox._layout import (
+    AGENT_UID,
+    cache_dir,
+    chown_tree,
+    isolation,
+    remove_tree,
+    separate_users,
+)
 from labcoat.sandbox._paths import BUILD_CONTEXT, SANDBOX_BIN, SANDBOX_ENV, SYSTEM_PATH
 from labcoat.sandbox._rootfs import BuiltSystem, ensure_system, system_at
 
@@ -133,9 +139,9 @@ def _tree_digest(folder: Path) -> str:
 def image_key(spec: ImageSpec) -> str:
     h = hashlib.sha256()
     h.update(f"image {IMAGE_FORMAT}\n".encode())
-    # built by root, the image's files have root's and the agent's owners; in one user's
-    # sandbox every file is that user's: one image does not serve both
-    h.update(b"root and agent\n" if privileged() else b"one user\n")
+    # the image's files have the owners of its mode's users (root's and the agent's,
+    # real or mapped; in one user's sandbox every file is that user's): one per mode
+    h.update(f"{isolation()}\n".encode())
     system = system_at(spec.system) if spec.system is not None else None
     h.update(environment_key(spec.environment, system).encode() + b"\n")
     h.update(spec.model_dump_json(exclude={"name", "root_source", "context"}).encode() + b"\n")
@@ -210,8 +216,8 @@ async def _build(
                 if spec.root_source:
                     await anyio.to_thread.run_sync(_copy_tree, Path(spec.root_source), host)
                 os.chmod(host, 0o700)
-            elif target == "/home/agent" and privileged():
-                os.chown(host, AGENT_UID, AGENT_UID)
+            elif target == "/home/agent" and separate_users():
+                chown_tree(host, AGENT_UID, AGENT_UID)
         output = await _run_steps(spec, staging, dirs, environment.host_paths)
         await anyio.to_thread.run_sync(dedupe, staging / "venv")
         record = {
@@ -227,7 +233,7 @@ async def _build(
         (staging / RECORD).write_text(json.dumps(record, indent=2))
         (staging / "build.log").write_text(output)
         (staging / ".complete").write_text("")
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
         staging.rename(path)
         log.unlink(missing_ok=True)
         return _load(path)
@@ -237,7 +243,7 @@ async def _build(
         raise ImageBuildError(f"{spec.name}: image build: {ex}", None) from None
     finally:
         if staging.exists():
-            await anyio.to_thread.run_sync(lambda: shutil.rmtree(staging, ignore_errors=True))
+            await anyio.to_thread.run_sync(remove_tree, staging)
 
 
 async def _run_steps(

@@ -1,5 +1,6 @@
-"""The host side of sandboxes: folders (each sample's, the cache), users, and whether
-labcoat runs privileged (as root, with a separate root user in its sandboxes)."""
+"""The host side of sandboxes: folders (each sample's, the cache), users, and the
+isolation mode (root; rootless with separate users through a subordinate id range;
+rootless with one user)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._disk import release_mounts
 from labcoat.sandbox._paths import AGENT_HOME
+from labcoat.sandbox._userns import Mapping, caller_mapping, mapping_problem, run_as_namespace_root
 
 AGENT_UID = 1000
 PROTECTED_GID = 999
@@ -37,9 +40,67 @@ when this old and nothing runs in its cgroup."""
 logger = logging.getLogger(__name__)
 
 
-def privileged() -> bool:
-    """Root without a user namespace, unless LABCOAT_SANDBOX_USERNS=1 forces userns mode."""
-    return os.geteuid() == 0 and os.environ.get("LABCOAT_SANDBOX_USERNS") != "1"
+class Isolation(StrEnum):
+    """How a sandbox keeps its users apart (recorded with every score)."""
+
+    ROOT = "root"
+    """labcoat runs as root: real, distinct root and agent users, no user namespace."""
+    SEPARATE_USERS = "rootless-separate-users"
+    """An ordinary user with a subordinate id range: the same users, in a user namespace
+    that maps the range (see `_userns`)."""
+    ONE_USER = "rootless-one-user"
+    """An ordinary user without one: a user namespace with the agent as its only user."""
+
+
+MODE_ENV = "LABCOAT_SANDBOX_MODE"
+"""auto (the default), root, separate-users or one-user."""
+MODE_CHOICES = {
+    "root": Isolation.ROOT,
+    "separate-users": Isolation.SEPARATE_USERS,
+    "one-user": Isolation.ONE_USER,
+}
+
+
+def isolation() -> Isolation:
+    """The mode this process's sandboxes run in: root as root, separate users for anyone
+    with a usable subordinate range, else one user. LABCOAT_SANDBOX_MODE chooses one
+    (LABCOAT_SANDBOX_USERNS=1, the older spelling, means one-user)."""
+    chosen = os.environ.get(MODE_ENV, "auto") or "auto"
+    if chosen == "auto" and os.environ.get("LABCOAT_SANDBOX_USERNS") == "1":
+        chosen = "one-user"
+    root = os.geteuid() == 0
+    if chosen == "auto":
+        if root:
+            return Isolation.ROOT
+        return Isolation.SEPARATE_USERS if mapping_problem() is None else Isolation.ONE_USER
+    wanted = MODE_CHOICES.get(chosen)
+    if wanted is None:
+        problem = f"{MODE_ENV} is {chosen!r}: choose auto, {', '.join(MODE_CHOICES)}"
+    elif wanted is Isolation.ROOT and not root:
+        problem = f"{MODE_ENV}=root needs labcoat to run as root"
+    elif wanted is Isolation.SEPARATE_USERS and mapping_problem() is not None:
+        problem = f"{MODE_ENV}=separate-users: {mapping_problem()}"
+    else:
+        return wanted
+    from labcoat._errors import LabcoatError
+
+    raise LabcoatError(problem)
+
+
+def separate_users() -> bool:
+    """Whether sandboxes have a real root apart from the agent (root or a mapped range)."""
+    return isolation() is not Isolation.ONE_USER
+
+
+def mapped() -> Mapping | None:
+    """The subordinate-id mapping when sandboxes run in it (separate users, rootless)."""
+    return caller_mapping() if isolation() is Isolation.SEPARATE_USERS else None
+
+
+def host_ids(uid: int, gid: int) -> tuple[int, int]:
+    """The host's ids for a sandbox's uid and gid (the same as root; the range's mapped)."""
+    mapping = mapped()
+    return (uid, gid) if mapping is None else (mapping.host_uid(uid), mapping.host_gid(gid))
 
 
 def cache_dir() -> Path:
@@ -215,11 +276,25 @@ def write_login_profile(dirs: SampleDirs, environment: dict[str, str]) -> None:
 
 
 def chown_tree(path: Path, uid: int, gid: int) -> None:
-    os.chown(path, uid, gid)
-    for parent, subdirs, files in os.walk(path):
-        for name in subdirs + files:
-            with contextlib.suppress(FileNotFoundError):
-                os.lchown(os.path.join(parent, name), uid, gid)
+    """Give a host tree to a sandbox's user (its uid and gid inside the sandbox); nothing
+    to do with one user, who owns everything already."""
+    mode = isolation()
+    if mode is Isolation.ROOT:
+        os.chown(path, uid, gid)
+        for parent, subdirs, files in os.walk(path):
+            for name in subdirs + files:
+                with contextlib.suppress(FileNotFoundError):
+                    os.lchown(os.path.join(parent, name), uid, gid)
+    elif mode is Isolation.SEPARATE_USERS:
+        run_as_namespace_root(["chown", "-hR", f"{uid}:{gid}", "--", str(path)])
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a sandbox's host tree, also what its root (another id, rootless) left."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists() and mapped() is not None:
+        with contextlib.suppress(OSError, RuntimeError):
+            run_as_namespace_root(["rm", "-rf", "--", str(path)])
 
 
 def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> None:
@@ -247,9 +322,8 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> Non
 
 
 def give_to_agent(path: Path) -> None:
-    """Hand host files to the sandbox's agent user (only the root mode has a separate one)."""
-    if privileged():
-        chown_tree(path, AGENT_UID, AGENT_UID)
+    """Hand host files to the sandbox's agent user (the caller's own without root)."""
+    chown_tree(path, AGENT_UID, AGENT_UID)
 
 
 def open_lock_file(path: Path) -> int:
@@ -311,7 +385,7 @@ def sweep_left_behind(
         except OSError as ex:
             logger.debug("could not remove the cgroup of %s: %s", folder, ex)
         release_mounts(folder)  # a disk image stays mounted when its run dies
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
         swept.append(folder.name)
     if swept:
         logger.info("removed %d sandbox folder(s) left by runs that died", len(swept))

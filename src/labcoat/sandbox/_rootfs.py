@@ -29,7 +29,7 @@ import anyio
 
 from labcoat.sandbox._build import BuildFailed, EnvironmentBuildError, build_once, build_timeout
 from labcoat.sandbox._image_spec import SystemSpec
-from labcoat.sandbox._layout import AGENT_UID, PROTECTED_GID, cache_dir, privileged
+from labcoat.sandbox._layout import AGENT_UID, PROTECTED_GID, Isolation, cache_dir, isolation
 from labcoat.sandbox._paths import AGENT_HOME
 
 ROOTFS_FORMAT = "1"  # bump when what a built tree holds changes
@@ -74,7 +74,7 @@ def built_system(spec: SystemSpec) -> BuiltSystem | None:
 
 def system_unavailable() -> str | None:
     """Why no root file system can be built on this machine, or None."""
-    if not privileged():
+    if isolation() is not Isolation.ROOT:
         return "building a Debian root file system needs root (mmdebstrap unpacks as owners)"
     if shutil.which("mmdebstrap") is None:
         return f"mmdebstrap is not installed: {MMDEBSTRAP_HINT}"

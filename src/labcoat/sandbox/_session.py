@@ -31,12 +31,13 @@ from labcoat.sandbox._layout import (
     AGENT,
     ROOT,
     SAMPLE_PREFIX,
+    Isolation,
     SampleDirs,
     User,
     chown_tree,
     claim,
+    isolation,
     prepare_dirs,
-    privileged,
     sandboxes_root,
     write_login_profile,
 )
@@ -69,7 +70,9 @@ class SandboxSession(SessionRequests):
         self.env_dir = environment.path if environment is not None else None
         self.cgroup = cgroup
         self.python = python_layout(config)
-        self.privileged = privileged()
+        self.isolation = isolation()
+        self.privileged = self.isolation is not Isolation.ONE_USER
+        """Whether root and the agent are separate users (as root, or a mapped range)."""
         # root first: the exec server serves the first socket itself and forks the agent's
         self.users = {"root": ROOT, "agent": AGENT} if self.privileged else {"agent": AGENT}
         self.default_user = self.user(config.default_user)

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 
 import anyio
 
 from labcoat.sandbox._disk import SampleDisk
-from labcoat.sandbox._layout import KEPT_FILE, SampleDirs, sandboxes_root, sweep_left_behind
+from labcoat.sandbox._layout import (
+    KEPT_FILE,
+    SampleDirs,
+    remove_tree,
+    sandboxes_root,
+    sweep_left_behind,
+)
 from labcoat.sandbox._limits import existing_cgroup
 
 KEEP_ENV = "LABCOAT_KEEP_SANDBOXES"
@@ -50,7 +55,7 @@ def remove_sample_folder(dirs: SampleDirs, disk: SampleDisk | None, keep: bool) 
     if disk is not None:
         disk.release(keep=keep)  # unmounts an image: before removing
     if not keep:
-        shutil.rmtree(dirs.root, ignore_errors=True)
+        remove_tree(dirs.root)
     else:  # kept on purpose: the next run's sweep leaves it alone
         with contextlib.suppress(OSError):
             (dirs.root / KEPT_FILE).touch()
