@@ -8,7 +8,6 @@ sandbox during an Inspect eval of the family's task; the log is then inspected a
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from cheats import CHEATS, Cheat, CheatRun, fill
 from inspect_ai import eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
+from isolation_modes import SEPARATE_USERS
 from scripted_models import scripted_call
 
 from labcoat.families.rebench import rebench
@@ -178,7 +178,7 @@ NEEDS_SEPARATE_USERS = {
 )
 def test_cheat(cheat: Cheat, lab: Lab, tmp_path: Path) -> None:
     assert cheat.blocked is not None or cheat.flagged, f"{cheat.id} judges nothing"
-    if cheat.id in NEEDS_SEPARATE_USERS and os.geteuid() != 0:
+    if cheat.id in NEEDS_SEPARATE_USERS and not SEPARATE_USERS:
         pytest.skip(f"{cheat.id}: {NEEDS_SEPARATE_USERS[cheat.id]}")
     run = run_cheat(cheat, lab, tmp_path)
     evidence = (

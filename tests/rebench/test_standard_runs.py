@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import get_model
+from isolation_modes import needs_separate_users
 from scripted import OUTPUTS, scripted
 from scripted_models import scripted_call
 
@@ -24,11 +24,7 @@ from labcoat.families.rebench import rebench
 from labcoat.families.rebench._family import ONE_USER_NOTE
 from labcoat.sandbox import machine_has_gpu
 
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0,
-    reason="the task standard's root, protected group and /protected need labcoat run as "
-    "root (without root the sandbox has one user; test_one_user_sandbox covers that)",
-)
+needs_root = needs_separate_users  # METR's root, protected group and /protected
 
 
 def _run(target: Path, tasks: list[str], solver, tmp_path: Path, **task_args: Any) -> EvalLog:

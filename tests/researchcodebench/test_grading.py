@@ -8,12 +8,12 @@ a fresh interpreter each (`preload=False`).
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import anyio
 import pytest
+from isolation_modes import SEPARATE_USERS
 
 from labcoat.families.researchcodebench import FailureKind
 from labcoat.families.researchcodebench._environment import MissingModulesError
@@ -26,7 +26,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
 ]
 
-PRIVILEGED = os.geteuid() == 0
+PRIVILEGED = SEPARATE_USERS  # a uid of its own per run: root, or a subordinate range
 
 
 @pytest.fixture(params=[True, False], ids=["preloaded", "fresh"])

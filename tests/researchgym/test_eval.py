@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +18,7 @@ from inspect_ai.scorer import Score
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall
 from inspect_ai.util import sandbox
+from isolation_modes import needs_separate_users
 
 from labcoat.families.researchgym import TaskFolder, researchgym
 from labcoat.suites import SUITES_DIR
@@ -170,7 +170,7 @@ def submits_leaky_learner() -> Solver:
     return solve
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="separate root and agent users need root")
+@needs_separate_users
 def test_agent_code_run_by_the_grader_cannot_read_heldout_data(tmp_path: Path) -> None:
     task = task_with(
         researchgym(tasks="class-incremental", agent="noop"), solver=submits_leaky_learner()
@@ -179,7 +179,7 @@ def test_agent_code_run_by_the_grader_cannot_read_heldout_data(tmp_path: Path) -
     assert isinstance(score.value, dict) and score.value["normalized"] == 0.0
     assert score.metadata is not None
     grader = score.metadata["grader"]
-    assert grader["isolation"] == "root + agent users"
+    assert grader["isolation"] in ("root", "rootless-separate-users")
     assert "Permission denied" in grader["stdout_tail"]
 
 
@@ -249,7 +249,7 @@ def submits_learner(code: str) -> Solver:
     return solve
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="separate root and agent users need root")
+@needs_separate_users
 @pytest.mark.parametrize(
     "learner",
     [

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import AsyncIterator, Callable
 
 import pytest
+from isolation_modes import MODES
 
 from labcoat.sandbox import BwrapConfig, BwrapSession
 
@@ -15,14 +15,13 @@ if shutil.which("bwrap") is None:
         pytrace=False,
     )
 
-# As root the sandbox runs in "privileged" mode (separate root and agent users); anyone
-# else gets the unprivileged user-namespace mode. Root can exercise both.
-MODES = ["privileged", "userns"] if os.geteuid() == 0 else ["userns"]
+# Each test runs in every mode this user can: root (separate root and agent users),
+# rootless with separate users (a subordinate id range), one user.
 
 
 @pytest.fixture(params=MODES)
 def sandbox_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("LABCOAT_SANDBOX_USERNS", "1" if request.param == "userns" else "0")
+    monkeypatch.setenv("LABCOAT_SANDBOX_MODE", str(request.param))
     return str(request.param)
 
 

@@ -288,8 +288,8 @@ async def test_an_interpreter_without_ensurepip_still_gets_environments(
     ensurepip = f"{layout.sandbox_prefix}/lib/{version}/ensurepip"
     build_config = _environment.build_config
 
-    def without_ensurepip(workdir, binds, local_paths, env):  # type: ignore[no-untyped-def]
-        config = build_config(workdir, binds, local_paths, env)
+    def without_ensurepip(workdir, binds, local_paths, env, **options):  # type: ignore[no-untyped-def]
+        config = build_config(workdir, binds, local_paths, env, **options)
         return config.model_copy(
             update={"binds": (*config.binds, Bind(source=str(hidden), target=ensurepip))}
         )

@@ -4,10 +4,10 @@ what they leave in the kept directories and the environment is cached by content
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from isolation_modes import needs_separate_users
 from wheels import write_wheel
 
 from labcoat.sandbox import (
@@ -110,7 +110,7 @@ async def test_writes_outside_the_kept_dirs_fail(cache: Path) -> None:
         ImageSpec(name="demo", keep=("/usr",))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the protected group needs a separate root")
+@needs_separate_users
 async def test_login_shells_keep_the_sandbox_environment(cache: Path) -> None:
     """runuser --login (METR's protected scoring runs the agent's code so) sees the task's
     Python first on PATH and the thread counts, as the sandbox's own commands do."""

@@ -18,6 +18,7 @@ import pytest
 from labcoat._errors import LabcoatError
 from labcoat.sandbox import BwrapConfig, BwrapSession
 from labcoat.sandbox._layout import default_sandboxes_root, gpu_locks_dir, sandboxes_root
+from labcoat.sandbox._userns import mapping_problem, run_as_namespace_root
 
 OTHER_UID = 65534  # nobody
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -73,13 +74,21 @@ def test_the_default_folder_is_the_users_own(shared_tmp: Path) -> None:
     assert root.stat().st_mode & 0o777 == 0o711
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+@pytest.mark.skipif(
+    os.geteuid() != 0 and mapping_problem() is not None,
+    reason=f"giving a folder to another user needs root or a subordinate range: {mapping_problem()}",
+)
 def test_a_default_folder_another_user_made_is_refused(shared_tmp: Path) -> None:
     planted = default_sandboxes_root()
     planted.mkdir()
-    os.chown(planted, OTHER_UID, OTHER_UID)
+    if os.geteuid() == 0:
+        os.chown(planted, OTHER_UID, OTHER_UID)
+    else:  # rootless: an id of this user's subordinate range is another user's on the host
+        run_as_namespace_root(["chown", "5:5", str(planted)])
     with pytest.raises(LabcoatError, match="belongs to another user"):
         sandboxes_root()
+    if os.geteuid() != 0:
+        run_as_namespace_root(["rmdir", str(planted)])
 
 
 def test_gpu_locks_are_one_folder_for_every_user(shared_tmp: Path) -> None:
@@ -121,7 +130,9 @@ def _python_for(uid: int) -> str | None:
     return None
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="running a sandbox as another user needs root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="a root-run labcoat beside another user's: this test runs as root"
+)
 async def test_root_and_another_user_run_sandboxes_on_one_machine(
     shared_tmp: Path, outside: Path
 ) -> None:

@@ -14,7 +14,7 @@ from inspect_ai import Task
 from labcoat._errors import LabcoatError
 from labcoat._util.lfs import LFS_POINTERS, require_any_content
 from labcoat.families import TaskEntry, discover, family_module, select, task_function
-from labcoat.sandbox import bwrap_path
+from labcoat.sandbox import bwrap_path, require_sandboxes
 from labcoat.suites import resolve_target
 
 NO_TASKS = (
@@ -83,6 +83,7 @@ def build_tasks(
     so the log records exactly what `inspect eval labcoat/<family>` would."""
     if sandbox == "bwrap":
         bwrap_path()  # one clear line now rather than a failed task later
+        require_sandboxes()
     by_family: dict[str, list[str]] = defaultdict(list)
     for entry in entries:
         by_family[entry.family].append(entry.id)

@@ -15,8 +15,12 @@ from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, Score, metric
 
+from labcoat.sandbox import sandbox_record
+
 RAW = "raw"
 NORMALIZED = "normalized"
+SANDBOX = "sandbox"
+"""Score metadata: the sample's isolation mode and its limits' and disk's mechanisms."""
 WEIGHT = "weight"
 """Optional: how much a sample counts in its task's mean (e.g. a snippet's code lines)."""
 
@@ -30,7 +34,11 @@ def research_score(
     **extra_values: float,
 ) -> Score:
     value: dict[str, Any] = {RAW: raw, NORMALIZED: normalized, **extra_values}
-    return Score(value=value, explanation=explanation, metadata=metadata or {})
+    metadata = dict(metadata or {})
+    # every score says how its sample was isolated: a weaker mode must show in a table
+    if (isolated := sandbox_record()) is not None:
+        metadata.setdefault(SANDBOX, isolated)
+    return Score(value=value, explanation=explanation, metadata=metadata)
 
 
 def normalized_of(score: Score | None) -> float | None:

@@ -13,7 +13,7 @@ new module joins it here:
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
     command    _command _system_mounts _seccomp
-    layout     _layout _machine _userns _userns_exec
+    layout     _layout _machine _userns _userns_exec _guarantees
     config     _config _image_spec _requirements _built _paths _gpus _limits _disk
 
 - config: what a sample asks for (`BwrapConfig`, environments, images), the paths
@@ -46,14 +46,23 @@ from labcoat.sandbox._gpus import (
     machine_has_gpu,
     usable_gpus,
 )
+from labcoat.sandbox._guarantees import (
+    Guarantees,
+    guarantees_here,
+    namespaces_refused,
+    require_sandboxes,
+)
 from labcoat.sandbox._image import BuiltImage, ImageBuildError, built_image, ensure_image
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep, SystemSpec
 from labcoat.sandbox._layout import (
     PROTECTED_GID,
     Isolation,
+    as_sandbox_root,
     cache_dir,
+    chown_tree,
     give_to_agent,
     isolation,
+    remove_tree,
     sandboxes_root,
 )
 from labcoat.sandbox._layout import separate_users as has_separate_root
@@ -61,7 +70,11 @@ from labcoat.sandbox._limits import limits_here
 from labcoat.sandbox._machine import machine
 from labcoat.sandbox._paths import AGENT_HOME, BUILD_CONTEXT, DEFAULT_WORKDIR
 from labcoat.sandbox._pip_adapt import index_reachable
-from labcoat.sandbox._provider import BwrapSandboxEnvironment, current_bwrap_session
+from labcoat.sandbox._provider import (
+    BwrapSandboxEnvironment,
+    current_bwrap_session,
+    sandbox_record,
+)
 from labcoat.sandbox._record import (
     DISK_KEY,
     GPUS_KEY,
@@ -104,6 +117,7 @@ __all__ = [
     "Gpu",
     "GpuLease",
     "GpuRequestError",
+    "Guarantees",
     "ImageBuildError",
     "ImageSpec",
     "ImageStep",
@@ -111,11 +125,13 @@ __all__ = [
     "PythonEnv",
     "SystemBuildError",
     "SystemSpec",
+    "as_sandbox_root",
     "built_environment",
     "built_image",
     "built_system",
     "bwrap_path",
     "cache_dir",
+    "chown_tree",
     "current_bwrap_session",
     "ensure_environment",
     "ensure_image",
@@ -123,6 +139,7 @@ __all__ = [
     "gpu_pool",
     "gpu_shortfall",
     "grader_gpus_collected",
+    "guarantees_here",
     "has_separate_root",
     "index_reachable",
     "isolation",
@@ -130,11 +147,15 @@ __all__ = [
     "machine",
     "machine_gpus",
     "machine_has_gpu",
+    "namespaces_refused",
     "read_requirements_file",
     "record_grader_gpus",
     "record_sandbox_events",
+    "remove_tree",
+    "require_sandboxes",
     "requirements_from_text",
     "resolver",
+    "sandbox_record",
     "sandboxes_root",
     "specifiers",
     "store_grader_gpus",

@@ -448,6 +448,10 @@ def bwrap_command(
         args += ["--symlink", interpreter, f"{SANDBOX_BIN}/{name}"]
     args += ["--ro-bind", server_source, SANDBOX_SERVER]
     for bind in config.binds:
+        # folders bwrap makes for a mount point are root-only; made first, traversable
+        # (one that exists already keeps its mode): the agent runs builds rootless
+        for parent in reversed(Path(bind.target).parents[:-1]):
+            args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--bind" if bind.writable else "--ro-bind", bind.source, bind.target]
     if config.gpus and gpus:
         args += _gpu_mounts(gpus, system_root=bool(config.system_root))

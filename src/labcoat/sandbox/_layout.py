@@ -11,6 +11,7 @@ import os
 import posixpath
 import shlex
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -287,6 +288,15 @@ def chown_tree(path: Path, uid: int, gid: int) -> None:
                     os.lchown(os.path.join(parent, name), uid, gid)
     elif mode is Isolation.SEPARATE_USERS:
         run_as_namespace_root(["chown", "-hR", f"{uid}:{gid}", "--", str(path)])
+
+
+def as_sandbox_root(argv: list[str]) -> str:
+    """Run a host command with the rights the sandbox's root has over its files: as it is
+    (root, or the one user), or rootless with separate users as root of a namespace that
+    maps the range. Its output; CalledProcessError or RuntimeError when it fails."""
+    if mapped() is not None:
+        return run_as_namespace_root(argv)
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
 
 
 def remove_tree(path: Path) -> None:

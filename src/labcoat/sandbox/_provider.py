@@ -138,3 +138,17 @@ def current_bwrap_session() -> BwrapSession | None:
         return sandbox().as_type(BwrapSandboxEnvironment).session
     except TypeError:
         return None
+
+
+def sandbox_record() -> dict[str, str] | None:
+    """How the current sample's sandbox was isolated, for its score: the mode (root,
+    rootless with separate users, one user) and the mechanisms of its limits and disk
+    quota; None when the sample's sandbox is not bwrap."""
+    session = current_bwrap_session()
+    if session is None:
+        return None
+    return {
+        "isolation": str(session.isolation),
+        "limits": session.limit_mechanism,
+        "disk": session.disk_mechanism,
+    }

@@ -144,9 +144,9 @@ class NamespaceCommandError(RuntimeError):
     pass
 
 
-def run_as_namespace_root(argv: list[str], timeout: float = NAMESPACE_COMMAND_TIMEOUT) -> None:
+def run_as_namespace_root(argv: list[str], timeout: float = NAMESPACE_COMMAND_TIMEOUT) -> str:
     """Run `argv` as root of a fresh mapped namespace (chown to a sandbox's users, remove
-    what the sandbox's root left behind); raise NamespaceCommandError on failure."""
+    what the sandbox's root left behind); its output, or NamespaceCommandError."""
     mapping = caller_mapping()
     if mapping is None:
         raise NamespaceCommandError("no subordinate uid/gid range to map")
@@ -163,3 +163,4 @@ def run_as_namespace_root(argv: list[str], timeout: float = NAMESPACE_COMMAND_TI
     if done.returncode != 0:
         detail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         raise NamespaceCommandError(detail.removeprefix("labcoat userns: "))
+    return done.stdout

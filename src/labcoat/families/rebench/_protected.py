@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from labcoat.families.rebench._state import SampleState
-from labcoat.sandbox import PROTECTED_GID, has_separate_root
+from labcoat.sandbox import PROTECTED_GID, Isolation, as_sandbox_root, has_separate_root, isolation
 
 MAX_FILE_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 512 << 20
@@ -31,6 +32,25 @@ def snapshot_protected(home: Path, state: SampleState) -> list[str]:
     """Copy the protected files of `home` into the sample's state; their paths."""
     if not has_separate_root():
         return []  # one user only: there is no protected group to honour
+    return _as_root("snapshot", home, state)
+
+
+def restore_protected(home: Path, state: SampleState) -> list[str]:
+    """Put back every protected file that changed since the snapshot; their paths."""
+    return _as_root("restore", home, state)
+
+
+def _as_root(action: str, home: Path, state: SampleState) -> list[str]:
+    """Run `action` with root's rights over the sandbox's files: here as root (or one
+    user), else as root of the namespace that maps the subordinate range, where the
+    files' owners and the protected group have their sandbox ids."""
+    if isolation() is not Isolation.SEPARATE_USERS:
+        return ACTIONS[action](home, state)
+    argv = [sys.executable, "-I", "-m", __name__, action, str(home), str(state.path)]
+    return list(json.loads(as_sandbox_root(argv)))
+
+
+def _snapshot(home: Path, state: SampleState) -> list[str]:
     copies = state.path / "protected-home"
     index: dict[str, list[int]] = {}
     total = 0
@@ -89,8 +109,7 @@ def _put_back(home: Path, rel: str, data: bytes, mode: int) -> None:
         os.close(fd)
 
 
-def restore_protected(home: Path, state: SampleState) -> list[str]:
-    """Put back every protected file that changed since the snapshot; their paths."""
+def _restore(home: Path, state: SampleState) -> list[str]:
     index_file = state.path / _INDEX
     if not index_file.exists():
         return []
@@ -111,3 +130,10 @@ def restore_protected(home: Path, state: SampleState) -> list[str]:
     if changed:  # what was put back is the protected file from now on
         index_file.write_text(json.dumps(index))
     return changed
+
+
+ACTIONS = {"snapshot": _snapshot, "restore": _restore}
+
+if __name__ == "__main__":  # _as_root's way in: ACTION HOME STATE, the paths as JSON
+    action, home, state = sys.argv[1:4]
+    print(json.dumps(ACTIONS[action](Path(home), SampleState(Path(state)))))

@@ -11,20 +11,28 @@ state into every one of them; the agent's sandbox never sees it.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from labcoat.sandbox import PROTECTED_GID, Bind, BuiltImage, has_separate_root, sandboxes_root
+from labcoat.sandbox import (
+    PROTECTED_GID,
+    Bind,
+    BuiltImage,
+    as_sandbox_root,
+    chown_tree,
+    has_separate_root,
+    remove_tree,
+    sandboxes_root,
+)
 
 SAMPLE_UUID_PATH = "/var/run/sample_uuid"
 
 
 def _copy_tree(source: Path, target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["cp", "-a", f"{source}/.", str(target)], check=True, capture_output=True)
+    # an image's trees are its root's: rootless, only that root reads them all
+    as_sandbox_root(["cp", "-a", f"{source}/.", str(target)])
 
 
 def init_protected_dir(path: Path) -> None:
@@ -34,10 +42,9 @@ def init_protected_dir(path: Path) -> None:
     log = path / "score.log"
     log.touch()
     if has_separate_root():
-        os.chown(path, 0, PROTECTED_GID)
-        os.chown(log, 0, PROTECTED_GID)
-        os.chmod(path, 0o750)
+        os.chmod(path, 0o750)  # before the owner changes: rootless, it is not ours after
         os.chmod(log, 0o620)
+        chown_tree(path, 0, PROTECTED_GID)
 
 
 @dataclass(frozen=True)
@@ -76,16 +83,16 @@ class SampleState:
         else:
             _copy_tree(family_dir, state.root)
             if has_separate_root():
-                subprocess.run(["chown", "-R", "0:0", str(state.root)], check=True)
+                chown_tree(state.root, 0, 0)
             init_protected_dir(state.protected)
-        os.chmod(state.root, 0o700)
+        as_sandbox_root(["chmod", "0700", str(state.root)])
         state.uuid_file.write_text(sample_uuid)
         os.chmod(state.uuid_file, 0o644)
         return state
 
     def remove(self) -> None:
         if os.environ.get("LABCOAT_KEEP_SANDBOXES") != "1":
-            shutil.rmtree(self.path, ignore_errors=True)
+            remove_tree(self.path)
 
 
 def copy_image_home(image: BuiltImage | None, home: Path) -> None:

@@ -41,7 +41,9 @@ class GraderRun:
     seconds: float
     stdout: str
     stderr: str
-    privileged: bool
+    isolation: str
+    """The sandbox's mode (`labcoat.sandbox.Isolation`): with one user, ownership cannot
+    keep agent code that the grader runs out of /root."""
     files: dict[str, str | None] = field(default_factory=dict)
     """Text of the files asked for (paths relative to run_dir, or absolute), None if absent."""
 
@@ -54,8 +56,7 @@ class GraderRun:
             "seconds": round(self.seconds, 2),
             "stdout_tail": self.stdout[-OUTPUT_TAIL:],
             "stderr_tail": self.stderr[-OUTPUT_TAIL:],
-            # single-user sandboxes cannot keep agent code run by the grader out of /root
-            "isolation": "root + agent users" if self.privileged else "single user",
+            "isolation": self.isolation,
         }
 
 
@@ -138,5 +139,13 @@ async def run_grader(
             except (OSError, UnicodeDecodeError, RuntimeError, OutputLimitExceededError):
                 files[name] = None  # absent, unreadable or too large: no value from it
     return GraderRun(
-        command, run_dir, exit_code, timed_out, seconds, stdout, stderr, privileged, files
+        command,
+        run_dir,
+        exit_code,
+        timed_out,
+        seconds,
+        stdout,
+        stderr,
+        str(session.isolation),
+        files,
     )

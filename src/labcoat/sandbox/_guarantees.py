@@ -1,0 +1,146 @@
+"""What isolation this machine gives a sample, in words: the mode, the mechanisms of its
+limits and disk quota, each guarantee weaker than root's with what would give it back,
+and why sandboxes cannot start at all where user namespaces are refused."""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from labcoat.sandbox._disk import disk_mode
+from labcoat.sandbox._layout import Isolation, isolation
+from labcoat.sandbox._limits import limits_here
+from labcoat.sandbox._userns import mapping_problem
+
+REFUSED_REMEDY = "or run labcoat as root, or choose another sandbox (--sandbox docker)"
+
+
+@dataclass(frozen=True)
+class Guarantees:
+    """The record of how this machine's sandboxes are isolated (kept with every score)."""
+
+    mode: Isolation
+    limits: str
+    disk: str
+    weaker: list[str] = field(default_factory=list)
+    """One line per guarantee weaker than root's here: what, and what would give it back."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": str(self.mode), "limits": self.limits, "disk": self.disk}
+
+
+def _user() -> str:
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
+def disk_here() -> str:
+    """The disk quota's mechanism a sample gets here (`_disk.create_disk`'s choice)."""
+    mode = disk_mode()
+    if mode == "off":
+        return "none (LABCOAT_SANDBOX_DISK=off)"
+    if mode == "loop" or (mode == "auto" and os.geteuid() == 0):
+        return "loop (ext4 image)"
+    return "watch"
+
+
+def guarantees_here() -> Guarantees:
+    """This machine's isolation, probed (a cgroup made and removed, a namespace mapped)."""
+    mode, limits, disk = isolation(), limits_here(), disk_here()
+    weaker: list[str] = []
+    if mode is Isolation.ONE_USER:
+        weaker.append(
+            "one user: agent code that a grader runs has the grader's uid, so it could read "
+            "the grader's files (held-out data, tests) and signal its processes; "
+            "METR families that need root's runuser or a writable /protected cannot run"
+            + (f" — {mapping_problem()}" if os.geteuid() != 0 else "")
+        )
+    if limits.startswith("rlimits"):
+        weaker.append(
+            "memory and process limits hold per process, not for a sample's processes "
+            "together — a cgroup labcoat may write gives them back (root, or a delegated "
+            "cgroup v2: `systemd-run --user --scope -p Delegate=yes labcoat ...`)"
+        )
+    if disk == "watch":
+        weaker.append(
+            "the disk quota is watched, not enforced: many files written between two checks "
+            "can go past it — root with loop devices gives a hard quota"
+        )
+    if mode is not Isolation.ROOT:
+        weaker.append(
+            "task images whose build steps use apt need a Debian root file system, which "
+            "only root builds"
+        )
+    return Guarantees(mode, limits, disk, weaker)
+
+
+@functools.cache
+def namespaces_refused() -> str | None:
+    """Why no sandbox can start here, in one line with the remedy (None: they can). Only
+    root runs without a user namespace; anyone else needs one."""
+    if os.geteuid() == 0 and isolation() is Isolation.ROOT:
+        return None
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None  # said elsewhere, with how to install it
+    try:
+        done = subprocess.run(
+            [bwrap, "--unshare-user", "--ro-bind", "/", "/", "true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as ex:
+        return f"user namespaces could not be tried: {ex}; {REFUSED_REMEDY}"
+    if done.returncode == 0:
+        return None
+    said = (done.stderr.strip().splitlines() or ["no reason given"])[-1].removeprefix("bwrap: ")
+    return f"user namespaces are refused here ({said}): {_refusal_cause()}; {REFUSED_REMEDY}"
+
+
+def _sysctl(name: str) -> str | None:
+    try:
+        return Path("/proc/sys", *name.split(".")).read_text().strip()
+    except OSError:
+        return None
+
+
+def _refusal_cause() -> str:
+    """The setting that refuses them, and how to allow them."""
+    if _sysctl("user.max_user_namespaces") == "0":
+        return "user.max_user_namespaces is 0 (as root: `sysctl -w user.max_user_namespaces=15000`)"
+    if _sysctl("kernel.unprivileged_userns_clone") == "0":
+        return (
+            "kernel.unprivileged_userns_clone is 0 "
+            "(as root: `sysctl -w kernel.unprivileged_userns_clone=1`)"
+        )
+    if _sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
+        return (
+            "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04 and later): give "
+            "bwrap a profile that allows them (/etc/apparmor.d/bwrap with `userns,`), or as "
+            "root `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`"
+        )
+    return (
+        "no sysctl refuses them, so a container's seccomp profile likely does (start the "
+        "container with `--security-opt seccomp=unconfined` or a profile allowing clone "
+        "with CLONE_NEWUSER)"
+    )
+
+
+def require_sandboxes() -> None:
+    """Stop, in one line naming the cause and the remedy, where no sandbox can start
+    (before anything of a run starts, so nothing is left half-done)."""
+    from labcoat._errors import LabcoatError
+
+    isolation()  # a mode asked for that cannot be had says why
+    refused = namespaces_refused()
+    if refused is not None:
+        raise LabcoatError(refused)
