@@ -96,6 +96,7 @@ async def grader_session(
         env={**(env or {}), **(thread_environment(cpus) if cpus is not None else {})},
         binds=binds,
         default_user="root" if has_separate_root() else "agent",
+        agent_jail=True,  # one user: the agent's code a grader runs goes into a nested sandbox
         network=network,
         blocklist=blocklist,
         gpus=gpus,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labcoat._errors import MissingDependencyError
+from labcoat.sandbox import _agent_jail
 from labcoat.sandbox._config import BwrapConfig
 from labcoat.sandbox._gpus import (
     Gpu,
@@ -34,6 +35,8 @@ from labcoat.sandbox._gpus import (
 from labcoat.sandbox._layout import AGENT_UID, SampleDirs, mapped, separate_users
 from labcoat.sandbox._paths import (
     AGENT_HOME,
+    AS_AGENT_ENV,
+    SANDBOX_AGENT_JAIL,
     SANDBOX_BIN,
     SANDBOX_DRIVER,
     SANDBOX_ENV,
@@ -144,6 +147,11 @@ def host_network(config: BwrapConfig) -> bool:
     return config.network and config.network_mode == "host"
 
 
+def nests_agent_code(config: BwrapConfig) -> bool:
+    """A grader's sandbox with one user: the agent's code it runs goes into a nested one."""
+    return config.agent_jail and not separate_users()
+
+
 def proxied_network(config: BwrapConfig) -> bool:
     return config.network and config.network_mode == "proxy"
 
@@ -245,6 +253,8 @@ def base_environment(
         env.update(thread_environment(config.cpus))
     env.update(gpu_environment(gpus))
     env["PATH"] = ":".join(path)
+    if nests_agent_code(config):
+        env[AS_AGENT_ENV] = f"{python.sandbox_executable} -I -S {SANDBOX_AGENT_JAIL}"
     for name in config.pass_env:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -397,9 +407,10 @@ def bwrap_command(
         for cap in (*ROOT_CAPS, *(("CAP_NET_RAW",) if host_network(config) else ())):
             args += ["--cap-add", cap]
     else:
+        args.append("--unshare-user")
+        if not nests_agent_code(config):  # a one-user grader nests the agent's code
+            args.append("--disable-userns")
         args += [
-            "--unshare-user",
-            "--disable-userns",
             "--uid",
             str(AGENT_UID),
             "--gid",
@@ -447,6 +458,8 @@ def bwrap_command(
     for name in ("python", "python3"):
         args += ["--symlink", interpreter, f"{SANDBOX_BIN}/{name}"]
     args += ["--ro-bind", server_source, SANDBOX_SERVER]
+    if nests_agent_code(config):
+        args += ["--ro-bind", _agent_jail.__file__, SANDBOX_AGENT_JAIL]
     for bind in config.binds:
         # folders bwrap makes for a mount point are root-only; made first, traversable
         # (one that exists already keeps its mode): the agent runs builds rootless

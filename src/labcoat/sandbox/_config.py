@@ -86,5 +86,10 @@ class BwrapConfig(BaseModel, frozen=True):
     default_user: str = "agent"
     """`agent` (uid 1000) or `root`; who runs commands when exec() names nobody."""
 
+    agent_jail: bool = False
+    """A grader's sandbox: with one user, the agent's code it runs goes into a sandbox
+    nested in it (`LABCOAT_AS_AGENT`, see `_agent_jail`), so the sandbox may create user
+    namespaces. Nothing changes where root and the agent are separate users."""
+
     def __hash__(self) -> int:  # Inspect caches sandboxes by config; `env` is a dict
         return hash(self.model_dump_json())

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -56,7 +57,7 @@ from labcoat.families.researchcodebench._environment import (
 from labcoat.families.researchcodebench._failures import Failure, FailureKind, classify_failure
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.grading import grader_session
-from labcoat.sandbox import BwrapSession, PythonEnv
+from labcoat.sandbox import BwrapSession, Isolation, PythonEnv
 
 DEFAULT_TIMEOUT = 60  # seconds per test run, upstream's --timeout_seconds
 WALL_FACTOR = 3  # a run's wall-clock limit, in multiples of `timeout`
@@ -316,7 +317,12 @@ class GradingPool:
             entry.zygote_errors[slot] = f"socket path too long: {host}"
             return
         root = _root(session)
-        made = await session.exec(["mkdir", "-m", "700", folder], cwd="/", user=root)
+        mkdir = ["mkdir", "-m", "700", folder]
+        if session.isolation is Isolation.SEPARATE_USERS:
+            # the harness connects from the host, where it is the sandbox's agent (the
+            # runs are other uids): the folder is the agent's, still closed to the runs
+            mkdir = ["sh", "-c", f"{shlex.join(mkdir)} && chown agent:agent {folder}"]
+        made = await session.exec(mkdir, cwd="/", user=root)
         if not made.success:
             entry.zygote_errors[slot] = made.stderr.strip()
             return

@@ -87,6 +87,17 @@ def _as_agent() -> dict:
     return {"user": "agent", "group": "agent"} if os.geteuid() == 0 else {}
 
 
+def _jail(writable: str) -> list:
+    """Where labcoat's scoring sandbox has one user (no root to drop to), the command
+    prefix of its nested sandbox for the agent's code (LABCOAT_AS_AGENT): a pid namespace
+    of its own (the scorer out of its reach), no /root (the yardsticks), and only
+    `writable` to write. Empty elsewhere."""
+    prefix = os.environ.get("LABCOAT_AS_AGENT", "").split()
+    if not prefix or os.geteuid() == 0:
+        return []
+    return [*prefix, "--writable", writable, "--"]
+
+
 def _read_line(proc: subprocess.Popen, deadline: float) -> str | None:
     """One line of the process's stdout before the deadline, else None."""
     fd = proc.stdout.fileno()
@@ -240,8 +251,9 @@ def _solution_folder(which: str) -> str:
 def _timed_run(which: str) -> tuple[dict | None, str]:
     """One timed run of a solution (`agent`, `start` or `reference`) on a fresh input:
     ({seconds, wall, method}, "") or (None, why)."""
+    out_dir = _fresh_dir(0o733)  # named to the solution only with its input
     proc = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, _solution_folder(which)],
+        [*_jail(out_dir), sys.executable, "-c", RUNNER, _solution_folder(which)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -258,7 +270,7 @@ def _timed_run(which: str) -> tuple[dict | None, str]:
         )
         expected = reference(x)
         source = os.path.join(_fresh_dir(0o711), f"{secrets.token_hex(16)}.npy")
-        output = os.path.join(_fresh_dir(0o733), f"{secrets.token_hex(16)}.npy")
+        output = os.path.join(out_dir, f"{secrets.token_hex(16)}.npy")
         np.save(source, x)
         os.chmod(source, 0o644)
         job = (json.dumps({"input": source, "output": output}) + "\n").encode()

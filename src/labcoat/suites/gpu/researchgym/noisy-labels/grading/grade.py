@@ -173,6 +173,7 @@ def _run_subtask(subtask: str, device: str) -> dict:
             home=SCRATCH / "home",
             log=SCRATCH / f"{subtask}.log",
             timeout=PROCESS_TIMEOUT,
+            writable=(SCRATCH / "out",),
         )
         predicted = agent_code.load_array(output)
     finally:

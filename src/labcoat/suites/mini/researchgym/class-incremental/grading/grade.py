@@ -152,7 +152,8 @@ def _restore(snapshot: Path, state: Path) -> None:
 
 def _run_learner(args: list[str]) -> None:
     agent_code.run(RUNNER, [str(SCRATCH / "submission"), *args], home=SCRATCH / "home",
-                   log=SCRATCH / "learner.log", timeout=PROCESS_TIMEOUT)
+                   log=SCRATCH / "learner.log", timeout=PROCESS_TIMEOUT,
+                   writable=(SCRATCH / "out", SCRATCH / "state"))
 
 
 def _run_split(data: dict[str, np.ndarray], tasks: int, seed: int, flags: list[str]) -> dict:

@@ -29,6 +29,18 @@ def privileged() -> bool:
     return os.geteuid() == 0 and os.environ.get("LABCOAT_GRADER_SANDBOX") == "1"
 
 
+def jail(writable: tuple[Path, ...]) -> list[str]:
+    """The command prefix of labcoat's nested sandbox for the agent's code, in a grader
+    sandbox with one user (LABCOAT_AS_AGENT): the agent's code then has a pid namespace
+    of its own, no /root, and only `writable` to write. Empty elsewhere."""
+    prefix = os.environ.get("LABCOAT_AS_AGENT", "").split()
+    if not prefix or privileged():
+        return []
+    for path in writable:
+        prefix += ["--writable", str(path)]
+    return [*prefix, "--"]
+
+
 def give_to_agent(path: Path) -> None:
     if privileged():
         os.chown(path, AGENT_UID, AGENT_UID)
@@ -86,8 +98,11 @@ def clear_ipc() -> None:
                                 or fields.get("semid", "")], capture_output=True, check=False)
 
 
-def run(code: str, args: list[str], *, home: Path, log: Path, timeout: float) -> None:
-    """Run `python -c code args...` as the agent user in `home`; raise on failure.
+def run(code: str, args: list[str], *, home: Path, log: Path, timeout: float,
+        writable: tuple[Path, ...] = ()) -> None:
+    """Run `python -c code args...` as the agent user in `home`; raise on failure. Where
+    labcoat's grader sandbox has one user, it runs in a sandbox nested in it instead
+    (`jail`), which can write only `home` and `writable`.
 
     Output goes to a file, not a pipe: a process left behind holding a pipe would keep
     us waiting past the program's own end.
@@ -100,7 +115,7 @@ def run(code: str, args: list[str], *, home: Path, log: Path, timeout: float) ->
     drop = {"user": AGENT_UID, "group": AGENT_UID, "extra_groups": []} if privileged() else {}
     with open(log, "w") as output:
         try:
-            result = subprocess.run([sys.executable, "-c", code, *args], cwd=home, env=env,
+            result = subprocess.run([*jail((home, *writable)), sys.executable, "-c", code, *args], cwd=home, env=env,
                                     stdin=subprocess.DEVNULL, stdout=output, stderr=output,
                                     timeout=timeout, **drop)
         except subprocess.TimeoutExpired:

@@ -79,7 +79,7 @@ def _saliency(model_name: str, X: np.ndarray, tag: str) -> np.ndarray:
     args = [str(SCRATCH / "trusted"), str(SCRATCH / "submission"), model_name, str(inputs),
             str(output)]
     agent_code.run(RUNNER, args, home=SCRATCH / "home", log=SCRATCH / f"{tag}.log",
-                   timeout=PROCESS_TIMEOUT)
+                   timeout=PROCESS_TIMEOUT, writable=(SCRATCH / "out",))
     saliency = agent_code.load_array(output)
     if saliency.shape != X.shape:
         raise AgentCodeError(f"saliency maps of shape {saliency.shape} for series of shape "
