@@ -20,7 +20,6 @@ from cheats import CHEATS, Cheat, CheatRun, fill
 from inspect_ai import eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
-from isolation_modes import SEPARATE_USERS
 from scripted_models import scripted_call
 
 from labcoat.families.rebench import rebench
@@ -163,14 +162,6 @@ SLOW_CHEATS = {
 }  # fmt: skip
 
 
-NEEDS_SEPARATE_USERS = {
-    "prefix-kill-scorer": "without root the grader and the agent's code it times are one "
-    "user, so that code can kill the grader (the sample ends as an error, never a score; "
-    "docs/sandbox.md, Users)",
-}
-"""Defences that only a separate root user gives (labcoat run as root)."""
-
-
 @pytest.mark.parametrize(
     "cheat",
     [pytest.param(c, marks=pytest.mark.slow) if c.id in SLOW_CHEATS else c for c in CHEATS],
@@ -178,8 +169,6 @@ NEEDS_SEPARATE_USERS = {
 )
 def test_cheat(cheat: Cheat, lab: Lab, tmp_path: Path) -> None:
     assert cheat.blocked is not None or cheat.flagged, f"{cheat.id} judges nothing"
-    if cheat.id in NEEDS_SEPARATE_USERS and not SEPARATE_USERS:
-        pytest.skip(f"{cheat.id}: {NEEDS_SEPARATE_USERS[cheat.id]}")
     run = run_cheat(cheat, lab, tmp_path)
     evidence = (
         f"{cheat.id} ({cheat.why}): normalized={run.normalized} flags={run.flags} "

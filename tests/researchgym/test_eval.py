@@ -170,8 +170,9 @@ def submits_leaky_learner() -> Solver:
     return solve
 
 
-@needs_separate_users
 def test_agent_code_run_by_the_grader_cannot_read_heldout_data(tmp_path: Path) -> None:
+    """In every mode: root-only files with separate users; with one user, the grader runs
+    the learner in a sandbox nested in its own, where /root is an empty folder."""
     task = task_with(
         researchgym(tasks="class-incremental", agent="noop"), solver=submits_leaky_learner()
     )
@@ -179,8 +180,11 @@ def test_agent_code_run_by_the_grader_cannot_read_heldout_data(tmp_path: Path) -
     assert isinstance(score.value, dict) and score.value["normalized"] == 0.0
     assert score.metadata is not None
     grader = score.metadata["grader"]
-    assert grader["isolation"] in ("root", "rootless-separate-users")
-    assert "Permission denied" in grader["stdout_tail"]
+    assert grader["isolation"] == score.metadata["sandbox"]["isolation"]
+    if grader["isolation"] == "rootless-one-user":
+        assert "No such file or directory" in grader["stdout_tail"]
+    else:
+        assert "Permission denied" in grader["stdout_tail"]
 
 
 DAEMON_LEARNER = """
