@@ -23,6 +23,23 @@ if _WORKER and "LABCOAT_MACHINE_LOCK_DIR" not in os.environ:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """LABCOAT_EXPECT_MODE (scripts/test-as-users.sh sets it): a run whose sandboxes would
+    have another isolation mode than expected stops at once, instead of testing that one."""
+    expected = os.environ.get("LABCOAT_EXPECT_MODE")
+    if not expected:
+        return
+    from labcoat.sandbox import isolation
+    from labcoat.sandbox._userns import mapping_problem
+
+    if str(isolation()) != expected:
+        pytest.exit(
+            f"LABCOAT_EXPECT_MODE={expected}, but sandboxes run as {isolation()} here "
+            f"({mapping_problem() or 'a subordinate range is usable'})",
+            returncode=3,
+        )
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

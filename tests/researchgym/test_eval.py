@@ -18,7 +18,6 @@ from inspect_ai.scorer import Score
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall
 from inspect_ai.util import sandbox
-from isolation_modes import needs_separate_users
 
 from labcoat.families.researchgym import TaskFolder, researchgym
 from labcoat.suites import SUITES_DIR
@@ -253,14 +252,15 @@ def submits_learner(code: str) -> Solver:
     return solve
 
 
-@needs_separate_users
 @pytest.mark.parametrize(
     "learner",
     [
-        # a process left behind is killed between runs
+        # a process left behind is killed between runs (one user: it dies with the nested
+        # sandbox's pid namespace)
         pytest.param(DAEMON_LEARNER, id="processes"),
         # the sandbox mounts its POSIX message queues at /dev/mqueue, so the grader's sweep
-        # of what the agent user left on writable mounts removes them between runs
+        # of what the agent user left on writable mounts removes them between runs (one
+        # user: the nested sandbox has queues of its own)
         pytest.param(QUEUE_LEARNER, id="message-queues"),
     ],
 )

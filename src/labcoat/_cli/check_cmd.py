@@ -15,7 +15,7 @@ from labcoat._run._tasks import selected_entries
 from labcoat.families import TaskEntry
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM
 from labcoat.families.rebench import without_image_builds
-from labcoat.sandbox import limits_here, resolver, usable_gpus
+from labcoat.sandbox import guarantees_here, namespaces_refused, resolver, usable_gpus
 
 
 @click.command("check")
@@ -46,12 +46,17 @@ def command(
         entries = selected_entries(target, list(task_ids), family)
         checked = anyio.run(check_entries, entries, not no_build)
     problems = checked.problems
+    refused = namespaces_refused()
     if as_json:
         click.echo(json.dumps([p.to_json() for p in problems], indent=2))
     else:
         for problem in problems:
             click.echo(problem.line())
+        if refused:
+            click.echo(f"labcoat check: {refused}")
         click.echo(f"labcoat check: this machine: {_machine_line()}", err=True)
+        for line in guarantees_here().weaker:
+            click.echo(f"labcoat check: weaker than root's: {line}", err=True)
         for system, tasks in _own_systems(entries).items():
             click.echo(f"labcoat check: on {system}: {_some(tasks)}", err=True)
         for date, tasks in checked.dates.items():
@@ -62,7 +67,7 @@ def command(
             + (f"{troubled} with problems" if problems else "no problems found"),
             err=True,
         )
-    sys.exit(2 if problems else 0)
+    sys.exit(2 if problems or refused else 0)
 
 
 def _some(tasks: list[str]) -> str:
@@ -79,11 +84,13 @@ def _own_systems(entries: list[TaskEntry]) -> dict[str, list[str]]:
 
 
 def _machine_line() -> str:
-    """What every task's sandbox gets here: its limits' mechanism, the GPUs to lend."""
+    """What every task's sandbox gets here: its isolation mode, its limits' and disk
+    quota's mechanisms, the GPUs to lend."""
     gpus = usable_gpus()
     models = sorted({g.model or "model unknown" for g in gpus})
     lent = f"{len(gpus)} GPU(s) to lend ({', '.join(models)})" if gpus else "no GPU"
+    here = guarantees_here()
     return (
-        f"memory and process limits by {limits_here()}; {lent}; environments resolved by "
-        f"{resolver().describe()}"
+        f"isolation {here.mode}; memory and process limits by {here.limits}; disk quota by "
+        f"{here.disk}; {lent}; environments resolved by {resolver().describe()}"
     )

@@ -81,6 +81,11 @@ VARIABLES: dict[str, EnvVar] = {
             "one of auto, loop, watch, off",
             _choice("auto", "loop", "watch", "off"),
         ),
+        EnvVar(
+            "LABCOAT_SANDBOX_MODE",
+            "one of auto, root, separate-users, one-user",
+            _choice("auto", "root", "separate-users", "one-user"),
+        ),
         EnvVar("LABCOAT_SEARCH_PROVIDER", "searxng:URL or tavily", _matching(r"tavily|searxng:.+")),
         EnvVar("LABCOAT_DEBUG", _FLAG, _choice("1", "0")),
         EnvVar("LABCOAT_KEEP_SANDBOXES", _FLAG, _choice("1", "0")),

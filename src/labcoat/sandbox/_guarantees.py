@@ -58,9 +58,10 @@ def guarantees_here() -> Guarantees:
     weaker: list[str] = []
     if mode is Isolation.ONE_USER:
         weaker.append(
-            "one user: agent code that a grader runs has the grader's uid, so it could read "
-            "the grader's files (held-out data, tests) and signal its processes; "
-            "METR families that need root's runuser or a writable /protected cannot run"
+            "one user: a grader and the agent are one uid; labcoat's graders run the "
+            "agent's code in a sandbox nested in theirs (LABCOAT_AS_AGENT), but a grader "
+            "that runs it in its own process or as itself shares its files and processes, "
+            "and families that need root's runuser or a writable /protected cannot run"
             + (f" — {mapping_problem()}" if os.geteuid() != 0 else "")
         )
     if limits.startswith("rlimits"):

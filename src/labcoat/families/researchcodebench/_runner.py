@@ -447,6 +447,8 @@ def serve(folder, modules, slot):
     temp = os.path.join(folder, "sock.tmp")
     listener.bind(temp)
     os.chmod(temp, 0o600)
+    owner = os.stat(folder)
+    os.chown(temp, owner.st_uid, owner.st_gid)  # the harness's side owns the folder
     listener.listen(64)
     os.rename(temp, os.path.join(folder, "sock"))  # appears once it accepts
     selector = selectors.DefaultSelector()

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Run the tests whose guarantees depend on who runs labcoat as two ordinary users that
+# this script creates (it needs root: CI runs it after the suite):
+#   labcoat-separate  has a subordinate id range  -> rootless with separate users
+#   labcoat-one       has none                    -> rootless, one user
+# Each gets a copy of this checkout and its own .venv (Debian's python3), and its run
+# fails if labcoat chose another mode than the one expected (LABCOAT_EXPECT_MODE).
+#   scripts/test-as-users.sh [PYTEST-ARGS...]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+say() { printf 'test-as-users: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" != 0 ]; then
+    say "needs root (it creates the users)"
+    exit 2
+fi
+if ! command -v newuidmap >/dev/null 2>&1; then
+    say "installing uidmap (newuidmap, newgidmap)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq uidmap >/dev/null \
+        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq uidmap >/dev/null; }
+fi
+
+# the tests of isolation, grading and integrity, where the modes differ
+TESTS=(
+    tests/sandbox/test_isolation.py
+    tests/sandbox/test_refused_namespaces.py
+    tests/sandbox/test_per_user_folders.py
+    tests/sandbox/test_image.py
+    tests/researchgym/test_eval.py
+    tests/integrity/test_cheat_corpus.py
+    tests/researchcodebench/test_grading.py
+    tests/rebench/test_standard_runs.py
+    tests/test_check_cmd.py
+)
+
+prepare() {  # USER WITH_RANGE
+    local user="$1" with_range="$2"
+    if ! id "$user" >/dev/null 2>&1; then
+        # a system account gets no subordinate range from useradd; an ordinary one does
+        if [ "$with_range" = yes ]; then
+            useradd --create-home --shell /bin/bash "$user"
+        else
+            useradd --system --create-home --shell /bin/bash "$user"
+        fi
+    fi
+    if [ "$with_range" = yes ]; then
+        grep -q "^$user:" /etc/subuid || usermod --add-subuids 300000-365535 "$user"
+        grep -q "^$user:" /etc/subgid || usermod --add-subgids 300000-365535 "$user"
+    else
+        sed -i "/^$user:/d" /etc/subuid /etc/subgid
+    fi
+    local home
+    home="$(getent passwd "$user" | cut -d: -f6)"
+    rm -rf "$home/labcoat.new"
+    mkdir -p "$home/labcoat.new"
+    (cd "$root" && tar --exclude=./.venv --exclude=./.git -cf - .) | tar -xf - -C "$home/labcoat.new"
+    if [ -d "$home/labcoat/.venv" ]; then  # keep its .venv: a rerun installs nothing
+        mv "$home/labcoat/.venv" "$home/labcoat.new/.venv"
+    fi
+    rm -rf "$home/labcoat"
+    mv "$home/labcoat.new" "$home/labcoat"
+    chown -R "$user:" "$home/labcoat"
+    su "$user" -c "cd ~/labcoat && PATH=/usr/local/bin:/usr/bin:/bin ./scripts/bootstrap.sh --dev" >&2
+}
+
+run_as() {  # USER MODE PYTEST-ARGS...
+    local user="$1" mode="$2"
+    shift 2
+    say "$user ($mode): ${TESTS[*]}"
+    su "$user" -c "cd ~/labcoat && LABCOAT_EXPECT_MODE=$mode LABCOAT_REQUIRE_BROWSER=${LABCOAT_REQUIRE_BROWSER:-} \
+        .venv/bin/python -m pytest -n 2 --dist loadfile -p no:cacheprovider $(printf '%q ' "$@" "${TESTS[@]}")"
+}
+
+prepare labcoat-separate yes
+prepare labcoat-one no
+status=0
+run_as labcoat-separate rootless-separate-users "$@" || status=$?
+run_as labcoat-one rootless-one-user "$@" || status=$?
+exit "$status"
