@@ -29,6 +29,7 @@ TESTS=(
     tests/researchgym/test_eval.py
     tests/integrity/test_cheat_corpus.py
     tests/researchcodebench/test_grading.py
+    tests/paperbench/test_reproduce.py
     tests/rebench/test_standard_runs.py
     tests/test_check_cmd.py
 )

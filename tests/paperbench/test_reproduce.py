@@ -187,3 +187,19 @@ async def test_check_commands_run_sandboxed_on_a_read_only_view(tmp_path: Path) 
         assert slow.timed_out
         host = await run(CommandRequest(f"ls {tmp_path}", "submission", 30))
         assert host.exit_code != 0  # the host's files are not in the sandbox
+
+
+async def test_a_reproduction_finds_none_of_the_graders_files(tmp_path: Path) -> None:
+    """In every mode (one user included): the run looks everywhere for what grades it (the
+    papers' rubrics, judge prompts, addenda, labcoat's own package) and finds nothing."""
+    repo = make_repo(
+        tmp_path / "repo",
+        "ls -A /root /protected 2>/dev/null\n"
+        "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o \\( -name rubric.json "
+        "-o -name addendum.md -o -name 'judge*.md' -o -path '*/labcoat/suites' \\) -print "
+        "2>/dev/null\n"
+        "echo searched\n",
+    )
+    async with reproduce(repo, settings()) as (record, _):
+        found = record.log_tail.strip().splitlines()
+    assert found == ["searched"], found
