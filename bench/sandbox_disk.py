@@ -1,10 +1,11 @@
-"""The disk quota's cost and strength, per mechanism (loop image, watcher, none).
+"""The disk quota's cost and strength, per mechanism (loop image, FUSE image, watcher, none).
 
 For each mechanism: the median time to create and close a sandbox with a 16 GiB quota,
 the write throughput of one 512 MiB file in /tmp (dd, fsync'd), the time to create
 2,000 small files, and how far past a 256 MiB quota a 3 GiB write got (the overshoot).
 
     python bench/sandbox_disk.py [--rounds 5]     # as root for the loop mechanism
+    (FUSE: as a user for whom labcoat check says "disk quota by fuse")
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import time
 
 import anyio
 
-from labcoat.sandbox import BwrapConfig, BwrapSession
+from labcoat.sandbox import BwrapConfig, BwrapSession, has_separate_root
+from labcoat.sandbox._disk import fuse_problem
 
 MiB = 1024 * 1024
 WRITE = "dd if=/dev/zero of=/tmp/w bs=1M count=512 conv=fsync status=none; rm -f /tmp/w"
@@ -63,7 +65,10 @@ async def measure(mechanism: str, rounds: int) -> dict[str, float | str]:
 
 
 async def main(rounds: int) -> None:
-    mechanisms = ["off", "watch"] + (["loop"] if os.geteuid() == 0 else [])
+    fuse = fuse_problem(other_ids=has_separate_root()) is None
+    mechanisms = (
+        ["off", "watch"] + (["loop"] if os.geteuid() == 0 else []) + (["fuse"] if fuse else [])
+    )
     for mechanism in mechanisms:
         figures = await measure(mechanism, rounds)
         print(

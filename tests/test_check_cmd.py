@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 from pathlib import Path
 
@@ -122,3 +124,50 @@ def test_without_an_index_an_unbuildable_environment_needs_the_network(
     [line] = [line for line in out.splitlines() if ": network: " in line]
     assert line.startswith("online-only (researchgym): network: its environment needs packages")
     assert "labcoat-not-in-any-wheelhouse" in line
+
+
+def test_in_its_own_v2_cgroup_labcoat_moves_into_a_leaf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delegated cgroup (a systemd scope with Delegate=yes, a container's) holds the
+    harness itself, so the kernel refuses controllers for its children (EBUSY) until the
+    harness lives in a leaf; samples then go beside that leaf. The kernel's two rules are
+    played by a stand-in for the cgroup files (this machine has no cgroup v2 to write)."""
+    root = tmp_path / "cgroup"
+    scope = root / "user.slice" / "labcoat.scope"
+    scope.mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("cpu memory pids\n")
+    (scope / "cgroup.controllers").write_text("cpu memory pids\n")
+    (scope / "cgroup.subtree_control").write_text("\n")
+    me = str(os.getpid())
+    (scope / "cgroup.procs").write_text(f"{me}\n")
+    real_write = _limits._write
+
+    def kernel(path: Path, text: str) -> None:
+        if (
+            path.name == "cgroup.subtree_control"
+            and me in (path.parent / "cgroup.procs").read_text()
+        ):
+            error = OSError(f"writing {text!r} to {path}: Device or resource busy")
+            error.errno = errno.EBUSY
+            raise error
+        if path.name == "cgroup.procs":  # a move: the process leaves its old cgroup
+            (scope / "cgroup.procs").write_text("")
+        if path.name == "cgroup.subtree_control":
+            text = " ".join(c.lstrip("+") for c in text.split())
+        real_write(path, text)
+
+    own = {"path": "/user.slice/labcoat.scope"}
+    monkeypatch.setattr(_limits, "_write", kernel)
+    monkeypatch.setattr(_limits, "CGROUP_ROOT", root)
+    monkeypatch.setattr(_limits, "_own_cgroup_path", lambda controller: own["path"])
+    group = _limits.create_cgroup("labcoat-sample-x", _limits.Wanted(memory_mb=64, pids=64))
+    assert group is not None and group.kind == "v2"
+    assert group.dirs == [scope / "labcoat-sample-x"]
+    assert (scope / "labcoat-sample-x" / "memory.max").read_text() == str(64 << 20)
+    assert (scope / _limits.HARNESS_LEAF / "cgroup.procs").read_text() == me
+    # once in the leaf, samples still go beside it, not under it
+    own["path"] = f"/user.slice/labcoat.scope/{_limits.HARNESS_LEAF}"
+    again = _limits.create_cgroup("labcoat-sample-y", _limits.Wanted(memory_mb=64, pids=64))
+    assert again is not None and again.dirs == [scope / "labcoat-sample-y"]
+    assert _limits.existing_cgroup("labcoat-sample-y") == again

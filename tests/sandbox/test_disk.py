@@ -6,7 +6,9 @@ import os
 
 import pytest
 
-MECHANISMS = ["loop", "watch"] if os.geteuid() == 0 else ["watch"]
+from labcoat.sandbox._disk import allocated_bytes, fuse_problem
+
+MECHANISMS = ["loop", "fuse", "watch"] if os.geteuid() == 0 else ["fuse", "watch"]
 MiB = 1024 * 1024
 # the watcher checks every 0.1 s or more: a fast disk (into the page cache, 1.5 GB/s
 # here when the machine is quiet) writes hundreds of MiB between two checks
@@ -14,7 +16,11 @@ WATCH_SLACK = 1024 * MiB
 
 
 @pytest.fixture(params=MECHANISMS)
-def mechanism(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def mechanism(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, sandbox_mode: str
+) -> str:
+    if request.param == "fuse" and (problem := fuse_problem(sandbox_mode != "one-user")):
+        pytest.skip(f"no FUSE image for this user here: {problem}")
     monkeypatch.setenv("LABCOAT_SANDBOX_DISK", request.param)
     return str(request.param)
 
@@ -33,6 +39,24 @@ async def test_3_gib_to_tmp_is_stopped(make_session, mechanism: str) -> None:
     assert "rc=0" not in result.stdout, result
     assert s.disk.used_bytes() <= _bound(64, mechanism)
     assert os.path.getsize(s.dirs.tmp / "big") <= _bound(64, mechanism)
+
+
+async def test_many_files_stop_at_the_quota(make_session, mechanism: str) -> None:
+    """An image (loop or FUSE) holds a sample's files to the quota, to the block; the
+    watcher only to what lands between two checks."""
+    s = await make_session(disk_mb=256)
+    script = (
+        "for i in $(seq 1 400); do head -c 1048576 /dev/zero > /home/agent/f$i || break; "
+        "done; echo wrote $i"
+    )
+    result = await s.exec(["sh", "-c", script], timeout=300)
+    files = allocated_bytes(s.dirs.home)
+    assert files >= 200 * MiB, result  # it did write until it was stopped
+    if mechanism == "watch":
+        assert files <= 256 * MiB + WATCH_SLACK
+    else:
+        assert files <= 256 * MiB + MiB, f"{(files - 256 * MiB) / MiB:.1f} MiB over"
+        assert s.disk.used_bytes() <= 256 * MiB + MiB
 
 
 async def test_every_writable_place_counts_together(make_session, mechanism: str) -> None:

@@ -78,8 +78,8 @@ VARIABLES: dict[str, EnvVar] = {
         EnvVar("LABCOAT_GPUS", "a whole number of GPUs (0 for none)", _whole(0)),
         EnvVar(
             "LABCOAT_SANDBOX_DISK",
-            "one of auto, loop, watch, off",
-            _choice("auto", "loop", "watch", "off"),
+            "one of auto, loop, fuse, watch, off",
+            _choice("auto", "loop", "fuse", "watch", "off"),
         ),
         EnvVar(
             "LABCOAT_SANDBOX_MODE",

@@ -1,12 +1,19 @@
 """A disk quota for everything a sample can write: its home, /tmp, /run/labcoat and /root.
 
 All of a sample's writable directories live in one folder, `SampleDirs.disk`, and the
-quota covers them together. Two mechanisms, chosen by `LABCOAT_SANDBOX_DISK`:
+quota covers them together. Three mechanisms, chosen by `LABCOAT_SANDBOX_DISK`:
 
 - `loop` (as root, where loop devices exist): the folder is an ext4 file system in a
   sparse image file of the quota's size, mounted with `nodev,nosuid`. The kernel refuses
   a write past the quota (ENOSPC) like any full disk; the image holds only what was
   written, and deleted files are given back to the host (`discard`).
+- `fuse` (anyone else, where FUSE is usable): the same ext4 image, served by `fuse2fs`
+  and mounted by the user through `fusermount3`. Its blocks beyond the quota are
+  reserved (only the machine's root may use them), so a sample's files together never
+  take more than the quota: a write past it fails with ENOSPC. Where the sandbox has a
+  root apart from the caller (rootless with separate users), that root is another uid,
+  which FUSE lets in only with `allow_other`, and so only where /etc/fuse.conf has
+  `user_allow_other`.
 - `watch` (anyone): the folder is a plain directory; a watcher measures it (allocated
   blocks, hard links once) and, when it is over the quota, stops every process of the
   sample but its exec servers, and again whenever usage grows while over it (commands
@@ -14,8 +21,9 @@ quota covers them together. Two mechanisms, chosen by `LABCOAT_SANDBOX_DISK`:
   so no single file outgrows it.
   Overshoot is bounded by what a sample writes between two checks.
 
-`auto` (the default) takes `loop` when it works here and `watch` otherwise; `off` turns
-the quota off. `BwrapSession.disk.mechanism` records which one a sample got.
+`auto` (the default) takes `loop` as root and `fuse` otherwise, where they work here, and
+`watch` else; `off` turns the quota off. `BwrapSession.disk.mechanism` records which one
+a sample got.
 """
 
 from __future__ import annotations
@@ -37,7 +45,9 @@ from labcoat._util.env import env_value
 logger = logging.getLogger(__name__)
 
 DISK_ENV = "LABCOAT_SANDBOX_DISK"
-MECHANISMS = ("auto", "loop", "watch", "off")
+MECHANISMS = ("auto", "loop", "fuse", "watch", "off")
+FUSE_CONF = Path("/etc/fuse.conf")
+NOBODY = 65534
 # ext4 keeps some of an image for itself (inode tables, bitmaps): give it room beyond
 # the quota, so that at least the quota is usable
 _EXT4_SPARE = 0.04
@@ -48,6 +58,8 @@ _WATCH_MAX_INTERVAL = 5.0
 _WATCH_GROWTH = 1024 * 1024
 _loop_broken: str | None = None
 """Why loop images failed on this machine (remembered: the next samples go to watch)."""
+_fuse_broken: str | None = None
+"""Likewise for FUSE images."""
 
 
 def disk_mode() -> str:
@@ -82,12 +94,15 @@ class SampleDisk:
     path: Path
     limit_bytes: int | None
     mechanism: str
-    """`loop (ext4 image)`, `watch` or `none`."""
+    """`loop (ext4 image)`, `fuse (ext4 image)`, `watch` or `none`."""
     image: Path | None = None
     exceeded: list[dict] = field(default_factory=list)
     """When the watcher stopped the sample's processes: time, used and limit in bytes."""
     last_used: int = 0
     """The watcher's latest measurement (watch mechanism)."""
+    overhead: int = 0
+    """An image's own blocks (inode tables, the root folder) when it was new: not the
+    sample's."""
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -95,8 +110,7 @@ class SampleDisk:
         """Bytes in use now (a walk of the folder unless it is an image: cheap there)."""
         if self.image is not None:
             with contextlib.suppress(OSError):
-                vfs = os.statvfs(self.path)
-                return (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+                return max(0, _image_used(self.path) - self.overhead)
         return allocated_bytes(self.path)
 
     def full(self) -> bool:
@@ -146,9 +160,7 @@ class SampleDisk:
         self._stop.set()
         if self.image is None:
             return
-        for args in (["umount", str(self.path)], ["umount", "-l", str(self.path)]):
-            if _run(args) is None:
-                break
+        _unmount(self.path)
         if not keep:
             with contextlib.suppress(OSError):
                 self.image.unlink()
@@ -186,49 +198,162 @@ def release_mounts(folder: Path) -> None:
     """Unmount what a sample that died left mounted under `folder` (its disk image), so
     the folder can be removed; the loop device goes with the mount (autoclear)."""
     for point in mounts_under(folder):
-        for args in (["umount", str(point)], ["umount", "-l", str(point)]):
-            if _run(args) is None:
-                break
-        else:
+        if not _unmount(point):
             logger.debug("could not unmount %s", point)
+
+
+def _unmount(point: Path) -> bool:
+    """Unmount a sample's image: root's way, else the user's own FUSE mount's."""
+    fusermount = shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount3"
+    attempts = [["umount", str(point)], ["umount", "-l", str(point)]]
+    if os.geteuid() != 0:
+        attempts = [[fusermount, "-u", str(point)], [fusermount, "-u", "-z", str(point)]]
+    return any(_run(args) is None for args in attempts)
+
+
+def _image_used(path: Path) -> int:
+    vfs = os.statvfs(path)
+    return (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+
+
+def _image_disk(path: Path, limit: int, mechanism: str, image: Path) -> SampleDisk:
+    """The record of a mounted image, less what the file system itself takes."""
+    with contextlib.suppress(OSError):
+        (path / "lost+found").rmdir()
+    return SampleDisk(path, limit, mechanism, image, overhead=_image_used(path))
+
+
+def _reserve_past(image: Path, limit: int) -> str | None:
+    """Reserve the image's free blocks beyond `limit`: the sample's files together never
+    take more than the quota.
+    None on success, else the complaint."""
+    try:
+        free, block = _ext4_free_bytes(image)
+    except OSError as ex:
+        return str(ex)
+    reserved = max(0, -(-(free * block - limit) // block))
+    # reserved for `nobody`, not root: a sandbox's root (and, with one user, an agent who
+    # is the machine's root outside) lacks CAP_SYS_RESOURCE, and so stays under the quota
+    owner = ["-u", str(NOBODY), "-g", str(NOBODY)]
+    return _run(["tune2fs", "-r", str(reserved), *owner, str(image)])
+
+
+def _mkfs_args(image: Path) -> list[str]:
+    return [
+        "mkfs.ext4", "-q", "-F", "-m", "0", "-i", str(_BYTES_PER_INODE),
+        "-O", "^has_journal", "-E",
+        f"root_owner={os.geteuid()}:{os.getegid()},lazy_itable_init=1,nodiscard",
+        "-L", "labcoat", str(image),
+    ]  # fmt: skip
+
+
+def _image_file(root: Path, limit: int) -> Path:
+    """A sparse file for an ext4 image with room for `limit` bytes of files."""
+    image = root / "disk.img"
+    size = int(limit * (1 + _EXT4_SPARE)) + _EXT4_SPARE_MB * 1024 * 1024
+    with open(image, "wb") as f:
+        f.truncate(size)
+    return image
 
 
 def _loop_disk(root: Path, limit: int) -> SampleDisk:
     """An ext4 image of about `limit` bytes mounted at root/disk; raises OSError."""
-    for tool in ("mkfs.ext4", "mount", "umount"):
+    for tool in ("mkfs.ext4", "dumpe2fs", "tune2fs", "mount", "umount"):
         if shutil.which(tool) is None:
             raise OSError(f"{tool} is not installed")
-    path, image = root / "disk", root / "disk.img"
+    path = root / "disk"
     path.mkdir()
-    size = int(limit * (1 + _EXT4_SPARE)) + _EXT4_SPARE_MB * 1024 * 1024
-    with open(image, "wb") as f:
-        f.truncate(size)
-    mkfs = [
-        "mkfs.ext4", "-q", "-F", "-m", "0", "-i", str(_BYTES_PER_INODE),
-        "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard", "-L", "labcoat",
-        str(image),
-    ]  # fmt: skip
+    image = _image_file(root, limit)
     mount = ["mount", "-t", "ext4", "-o", "loop,nodev,nosuid,discard", str(image), str(path)]
-    for args in (mkfs, mount):
-        problem = _run(args)
+    problem = _run(_mkfs_args(image)) or _reserve_past(image, limit) or _run(mount)
+    if problem is not None:
+        with contextlib.suppress(OSError):
+            image.unlink()
+        raise OSError(problem)
+    return _image_disk(path, limit, "loop (ext4 image)", image)
+
+
+def allow_other_permitted() -> bool:
+    """Whether /etc/fuse.conf lets ordinary users mount with `allow_other`."""
+    try:
+        lines = FUSE_CONF.read_text().splitlines()
+    except OSError:
+        return False
+    return any(line.split("#")[0].strip() == "user_allow_other" for line in lines)
+
+
+def fuse_problem(other_ids: bool) -> str | None:
+    """Why a FUSE image cannot hold a sample's quota for this user (None: it can).
+    `other_ids`: the sandbox has users apart from the caller (a mapped root)."""
+    for tool in ("mkfs.ext4", "dumpe2fs", "tune2fs", "fuse2fs"):
+        if shutil.which(tool) is None:
+            package = "fuse2fs" if tool == "fuse2fs" else "e2fsprogs"
+            return f"{tool} is not installed (Debian's `{package}`)"
+    if not (shutil.which("fusermount3") or shutil.which("fusermount")):
+        return "fusermount3 is not installed (Debian's `fuse3`)"
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return (
+            "/dev/fuse is not open to this user (udev makes it 0666 on a Debian "
+            "machine; as root: `chmod 0666 /dev/fuse`)"
+        )
+    if other_ids and os.geteuid() != 0 and not allow_other_permitted():
+        return (
+            "the sandbox's root is another uid, which a user's FUSE mount lets in only with "
+            f"`user_allow_other` in {FUSE_CONF} (as root: `echo user_allow_other >> {FUSE_CONF}`)"
+        )
+    return None
+
+
+def _ext4_free_bytes(image: Path) -> tuple[int, int]:
+    """(free blocks, block size) of an ext4 image, from its superblock."""
+    done = subprocess.run(["dumpe2fs", "-h", str(image)], capture_output=True, text=True)
+    fields = dict(line.split(":", 1) for line in done.stdout.splitlines() if ":" in line)
+    try:
+        return int(fields["Free blocks"]), int(fields["Block size"])
+    except (KeyError, ValueError):
+        raise OSError(f"dumpe2fs: no free block count in {image}") from None
+
+
+def _fuse_disk(root: Path, limit: int, other_ids: bool) -> SampleDisk:
+    """An ext4 image mounted at root/disk by the user through FUSE, its blocks past
+    `limit` reserved (usable by the machine's root alone); raises OSError."""
+    problem = fuse_problem(other_ids)
+    if problem is not None:
+        raise OSError(problem)
+    path = root / "disk"
+    path.mkdir()
+    image = _image_file(root, limit)
+    try:
+        options = "fakeroot,default_permissions" + (",allow_other" if other_ids else "")
+        problem = (
+            _run(_mkfs_args(image))
+            or _reserve_past(image, limit)
+            or _run(["fuse2fs", str(image), str(path), "-o", options])
+        )
+        if problem is None and not os.path.ismount(path):  # fuse2fs exits 0 regardless
+            problem = "fuse2fs: the image was not mounted"
         if problem is not None:
-            with contextlib.suppress(OSError):
-                image.unlink()
             raise OSError(problem)
-    with contextlib.suppress(OSError):
-        (path / "lost+found").rmdir()
-    return SampleDisk(path, limit, "loop (ext4 image)", image)
+    except OSError:
+        if os.path.ismount(path):
+            _unmount(path)
+        with contextlib.suppress(OSError):
+            image.unlink()
+        raise
+    return _image_disk(path, limit, "fuse (ext4 image)", image)
 
 
-def create_disk(root: Path, disk_mb: int | None) -> SampleDisk:
-    """The folder for a sample's writable paths, under `root`, with its quota."""
-    global _loop_broken
+def create_disk(root: Path, disk_mb: int | None, other_ids: bool = False) -> SampleDisk:
+    """The folder for a sample's writable paths, under `root`, with its quota
+    (`other_ids`: the sandbox has users apart from the caller, a mapped root)."""
+    global _loop_broken, _fuse_broken
     mode = disk_mode()
     if disk_mb is None or mode == "off":
         (root / "disk").mkdir()
         return SampleDisk(root / "disk", None, "none")
     limit = disk_mb * 1024 * 1024
-    wants_loop = mode == "loop" or (mode == "auto" and os.geteuid() == 0 and not _loop_broken)
+    root_user = os.geteuid() == 0
+    wants_loop = mode == "loop" or (mode == "auto" and root_user and not _loop_broken)
     if wants_loop:
         try:
             return _loop_disk(root, limit)
@@ -237,6 +362,16 @@ def create_disk(root: Path, disk_mb: int | None) -> SampleDisk:
                 raise
             _loop_broken = str(ex)
             logger.warning("disk quotas by loop image unavailable here (%s): watching instead", ex)
+            shutil.rmtree(root / "disk", ignore_errors=True)
+    wants_fuse = mode == "fuse" or (mode == "auto" and not root_user and not _fuse_broken)
+    if wants_fuse:
+        try:
+            return _fuse_disk(root, limit, other_ids)
+        except OSError as ex:
+            if mode == "fuse":
+                raise
+            _fuse_broken = str(ex)
+            logger.warning("disk quotas by FUSE image unavailable here (%s): watching instead", ex)
             shutil.rmtree(root / "disk", ignore_errors=True)
     (root / "disk").mkdir()
     return SampleDisk(root / "disk", limit, "watch")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labcoat.sandbox._disk import disk_mode
+from labcoat.sandbox._disk import disk_mode, fuse_problem
 from labcoat.sandbox._layout import Isolation, isolation
 from labcoat.sandbox._limits import limits_here
 from labcoat.sandbox._userns import mapping_problem
@@ -42,19 +42,23 @@ def _user() -> str:
         return f"uid {os.geteuid()}"
 
 
-def disk_here() -> str:
+def disk_here(mode: Isolation) -> str:
     """The disk quota's mechanism a sample gets here (`_disk.create_disk`'s choice)."""
-    mode = disk_mode()
-    if mode == "off":
+    chosen = disk_mode()
+    if chosen == "off":
         return "none (LABCOAT_SANDBOX_DISK=off)"
-    if mode == "loop" or (mode == "auto" and os.geteuid() == 0):
+    if chosen == "loop" or (chosen == "auto" and os.geteuid() == 0):
         return "loop (ext4 image)"
-    return "watch"
+    problem = fuse_problem(mode is not Isolation.ONE_USER)
+    if chosen == "fuse" or (chosen == "auto" and problem is None):
+        return "fuse (ext4 image)"
+    return "watch" + (f" (no FUSE image: {problem})" if problem and chosen == "auto" else "")
 
 
 def guarantees_here() -> Guarantees:
     """This machine's isolation, probed (a cgroup made and removed, a namespace mapped)."""
-    mode, limits, disk = isolation(), limits_here(), disk_here()
+    mode = isolation()
+    limits, disk = limits_here(), disk_here(mode)
     weaker: list[str] = []
     if mode is Isolation.ONE_USER:
         weaker.append(
@@ -70,10 +74,11 @@ def guarantees_here() -> Guarantees:
             "together — a cgroup labcoat may write gives them back (root, or a delegated "
             "cgroup v2: `systemd-run --user --scope -p Delegate=yes labcoat ...`)"
         )
-    if disk == "watch":
+    if disk.startswith("watch"):
         weaker.append(
             "the disk quota is watched, not enforced: many files written between two checks "
-            "can go past it — root with loop devices gives a hard quota"
+            "can go past it — an ext4 image gives a hard quota (root's loop device, or "
+            "FUSE: " + (fuse_problem(mode is not Isolation.ONE_USER) or "usable") + ")"
         )
     if mode is not Isolation.ROOT:
         weaker.append(

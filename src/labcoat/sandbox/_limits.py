@@ -8,6 +8,7 @@ log says how strong the limit was.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shlex
@@ -168,7 +169,38 @@ def _write(path: Path, text: str) -> None:
     try:
         path.write_text(text)
     except OSError as ex:
-        raise OSError(f"writing {text!r} to {path}: {ex.strerror or ex}") from ex
+        error = OSError(f"writing {text!r} to {path}: {ex.strerror or ex}")
+        error.errno = ex.errno
+        raise error from ex
+
+
+HARNESS_LEAF = "labcoat-harness"
+"""cgroup v2 lets a cgroup that holds processes give no controller to its children: in
+its own cgroup (a systemd scope with Delegate=yes, a container's), labcoat first moves
+itself into this leaf, as nested container runtimes do, and puts samples beside it."""
+
+
+def _v2_parent(own: str) -> Path:
+    """Where samples' cgroups go: this process's cgroup, or the one above its leaf."""
+    path = CGROUP_ROOT / own.lstrip("/")
+    return path.parent if path.name == HARNESS_LEAF else path
+
+
+def _enable_controllers(parent: Path, missing: list[str]) -> None:
+    """Give `missing` controllers to the children of `parent`, moving this process into a
+    leaf first when the kernel refuses because it lives in `parent` itself (EBUSY)."""
+    line = " ".join(f"+{c}" for c in missing)
+    try:
+        _write(parent / "cgroup.subtree_control", line)
+    except OSError as ex:
+        here = str(os.getpid()) in _read(parent / "cgroup.procs").split()
+        if ex.errno != errno.EBUSY or not here:
+            raise
+        leaf = parent / HARNESS_LEAF
+        leaf.mkdir(exist_ok=True)
+        _write(leaf / "cgroup.procs", str(os.getpid()))  # the whole process, every thread
+        logger.info("moved labcoat into %s to give its samples cgroups of their own", leaf)
+        _write(parent / "cgroup.subtree_control", line)
 
 
 def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup | None:
@@ -177,7 +209,7 @@ def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup |
         if why is not None:
             why.append("cgroup v2: not mounted at /sys/fs/cgroup")
         return None
-    parent = CGROUP_ROOT / own.lstrip("/")
+    parent = _v2_parent(own)
     d = parent / name
     try:
         needed = [c for c, v in (("memory", wanted.memory_mb), ("pids", wanted.pids)) if v]
@@ -191,7 +223,7 @@ def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup |
             )
         enabled = _read(parent / "cgroup.subtree_control").split()
         if missing := [c for c in needed if c not in enabled]:
-            _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
+            _enable_controllers(parent, missing)
         d.mkdir(exist_ok=True)
         if wanted.memory_mb is not None:
             _write(d / "memory.max", str(wanted.memory_mb * 1024 * 1024))
@@ -268,7 +300,7 @@ def existing_cgroup(name: str) -> Cgroup | None:
     that died without cleaning up leaves it)."""
     v2 = _own_cgroup_path(None)
     if v2 is not None and (CGROUP_ROOT / "cgroup.controllers").exists():
-        d = CGROUP_ROOT / v2.lstrip("/") / name
+        d = _v2_parent(v2) / name
         return Cgroup("v2", [d]) if d.is_dir() else None
     dirs = [d for c in ("memory", "pids", "cpu") if (d := _v1_dir(c, name)) and d.is_dir()]
     return Cgroup("v1", dirs) if dirs else None

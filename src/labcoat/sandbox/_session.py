@@ -124,7 +124,10 @@ class SandboxSession(SessionRequests):
             # shielded: a mount made by a thread we stopped waiting for would outlive us
             with anyio.CancelScope(shield=True):
                 session.disk = await anyio.to_thread.run_sync(
-                    create_disk, dirs.root, config.disk_mb
+                    create_disk,
+                    dirs.root,
+                    config.disk_mb,
+                    session.privileged,  # users apart from the caller: FUSE's allow_other
                 )
             prepare_dirs(dirs, config, session.privileged)
             profile = login_environment(config, session.python, session.env_dir, gpus)
