@@ -18,11 +18,13 @@ from labcoat.sandbox import (
     ImageStep,
     _environment,
     _image,
+    as_sandbox_root,
     built_image,
     ensure_image,
     has_separate_root,
     read_requirements_file,
 )
+from labcoat.sandbox._layout import host_ids
 
 pytestmark = pytest.mark.anyio
 
@@ -62,10 +64,14 @@ async def test_steps_install_into_the_environment_and_fill_the_kept_dirs(
     )
     image = await ensure_image(spec)
     dirs = image.dirs
-    assert (dirs["/root"] / "data.txt").read_text() == "the family's file\n"
-    assert (dirs["/root"] / "uid.txt").read_text().strip() == (
+    # /root is root's, closed to the agent: rootless, the harness reads it as that root
+    assert as_sandbox_root(["cat", str(dirs["/root"] / "data.txt")]) == "the family's file\n"
+    assert as_sandbox_root(["cat", str(dirs["/root"] / "uid.txt")]).strip() == (
         "0" if has_separate_root() else "1000"
     )
+    if has_separate_root():
+        held = dirs["/root"].stat()
+        assert (held.st_uid, held.st_mode & 0o777) == (host_ids(0, 0)[0], 0o700)
     assert (dirs["/home/agent"] / "data.txt").exists()
     assert (dirs["/protected"] / "token.sha").read_text().startswith("46a9d5bd")
     # the secret is in no file of the image, nor in the spec as serialized

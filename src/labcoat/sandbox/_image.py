@@ -53,6 +53,7 @@ from labcoat.sandbox._environment import ensure_environment, environment_key
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep
 from labcoat.sandbox._layout import (
     AGENT_UID,
+    Isolation,
     cache_dir,
     chown_tree,
     isolation,
@@ -216,6 +217,8 @@ async def _build(
                 if spec.root_source:
                     await anyio.to_thread.run_sync(_copy_tree, Path(spec.root_source), host)
                 os.chmod(host, 0o700)
+                if isolation() is Isolation.SEPARATE_USERS:  # root's, as a root harness makes it
+                    chown_tree(host, 0, 0)
             elif target == "/home/agent" and separate_users():
                 chown_tree(host, AGENT_UID, AGENT_UID)
         output = await _run_steps(spec, staging, dirs, environment.host_paths)
