@@ -14,11 +14,20 @@ if [ "$(id -u)" != 0 ]; then
     say "needs root (it creates the users)"
     exit 2
 fi
-if ! command -v newuidmap >/dev/null 2>&1; then
-    say "installing uidmap (newuidmap, newgidmap)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq uidmap >/dev/null \
-        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq uidmap >/dev/null; }
+# what an ordinary user's rootless modes use: the id-mapping helpers, FUSE for the disk
+# quota (/dev/fuse is 0666 where udev runs; user_allow_other lets the mapped root of a
+# separate-users sandbox into a user's FUSE mount)
+need=()
+command -v newuidmap >/dev/null 2>&1 || need+=(uidmap)
+command -v fuse2fs >/dev/null 2>&1 || need+=(fuse2fs)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+if [ ${#need[@]} -gt 0 ]; then
+    say "installing ${need[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null \
+        || { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
 fi
+[ -c /dev/fuse ] && chmod 0666 /dev/fuse
+grep -qx user_allow_other /etc/fuse.conf 2>/dev/null || echo user_allow_other >> /etc/fuse.conf
 
 # the tests of isolation, grading and integrity, where the modes differ
 TESTS=(
@@ -26,6 +35,7 @@ TESTS=(
     tests/sandbox/test_refused_namespaces.py
     tests/sandbox/test_per_user_folders.py
     tests/sandbox/test_image.py
+    tests/sandbox/test_disk.py
     tests/researchgym/test_eval.py
     tests/integrity/test_cheat_corpus.py
     tests/researchcodebench/test_grading.py

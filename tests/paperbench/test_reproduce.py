@@ -194,7 +194,7 @@ async def test_a_reproduction_finds_none_of_the_graders_files(tmp_path: Path) ->
     papers' rubrics, judge prompts, addenda, labcoat's own package) and finds nothing."""
     repo = make_repo(
         tmp_path / "repo",
-        "ls -A /root /protected 2>/dev/null\n"
+        "find /root /protected -mindepth 1 2>/dev/null\n"
         "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o \\( -name rubric.json "
         "-o -name addendum.md -o -name 'judge*.md' -o -path '*/labcoat/suites' \\) -print "
         "2>/dev/null\n"
