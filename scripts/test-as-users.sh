@@ -29,19 +29,25 @@ fi
 [ -c /dev/fuse ] && chmod 0666 /dev/fuse
 grep -qx user_allow_other /etc/fuse.conf 2>/dev/null || echo user_allow_other >> /etc/fuse.conf
 
-# the tests of isolation, grading and integrity, where the modes differ
+# the tests of isolation, grading and integrity where the modes differ (whole files, or
+# the tests of a file that are about the mode: the rest runs in the root suite)
 TESTS=(
     tests/sandbox/test_isolation.py
-    tests/sandbox/test_refused_namespaces.py
-    tests/sandbox/test_per_user_folders.py
-    tests/sandbox/test_image.py
     tests/sandbox/test_disk.py
-    tests/researchgym/test_eval.py
-    tests/integrity/test_cheat_corpus.py
-    tests/researchcodebench/test_grading.py
-    tests/paperbench/test_reproduce.py
-    tests/rebench/test_standard_runs.py
+    tests/sandbox/test_image.py
+    tests/sandbox/test_per_user_folders.py
+    tests/sandbox/test_refused_namespaces.py
     tests/test_check_cmd.py
+    tests/researchcodebench/test_grading.py
+    tests/researchgym/test_eval.py::test_agent_code_run_by_the_grader_cannot_read_heldout_data
+    tests/researchgym/test_eval.py::test_what_agent_code_leaves_does_not_outlive_its_run
+    "tests/integrity/test_cheat_corpus.py::test_cheat[prefix-kill-scorer]"
+    "tests/integrity/test_cheat_corpus.py::test_cheat[prefix-slow-yardsticks]"
+    "tests/integrity/test_cheat_corpus.py::test_cheat[secret-read-root]"
+    tests/paperbench/test_reproduce.py::test_the_run_is_the_agent_users
+    tests/paperbench/test_reproduce.py::test_a_reproduction_finds_none_of_the_graders_files
+    tests/rebench/test_standard_runs.py::test_protected_scoring_as_metr_s_games_family
+    tests/rebench/test_standard_runs.py::test_a_protected_file_the_agent_replaces_is_put_back_before_scoring
 )
 
 prepare() {  # USER WITH_RANGE

@@ -321,11 +321,17 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> Non
     os.chmod(d.tmp, 0o1777)
     d.run.mkdir(mode=0o755)
     _write_identity_files(d, config.system_root)
-    if config.root_source:
-        shutil.copytree(config.root_source, d.root_home, symlinks=True)
+    if config.root_source and mapped() is not None:
+        # rootless, a root_source of root's (an image's /root) is readable by root alone
+        d.root_home.mkdir(mode=0o700)
+        copy = 'cp -a "$0"/. "$1" && chmod 0700 "$1"'  # the copy is root's, as its source
+        as_sandbox_root(["sh", "-c", copy, config.root_source, str(d.root_home)])
     else:
-        d.root_home.mkdir()
-    os.chmod(d.root_home, 0o700)
+        if config.root_source:
+            shutil.copytree(config.root_source, d.root_home, symlinks=True)
+        else:
+            d.root_home.mkdir()
+        os.chmod(d.root_home, 0o700)
     if separate_root:
         chown_tree(d.home, AGENT_UID, AGENT_UID)
         chown_tree(d.root_home, 0, 0)
