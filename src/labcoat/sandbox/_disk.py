@@ -56,10 +56,8 @@ _BYTES_PER_INODE = 16384
 _WATCH_MIN_INTERVAL = 0.1
 _WATCH_MAX_INTERVAL = 5.0
 _WATCH_GROWTH = 1024 * 1024
-_loop_broken: str | None = None
-"""Why loop images failed on this machine (remembered: the next samples go to watch)."""
-_fuse_broken: str | None = None
-"""Likewise for FUSE images."""
+_broken: dict[str, str] = {}
+"""Why loop or FUSE images failed on this machine (remembered: the next samples watch)."""
 
 
 def disk_mode() -> str:
@@ -346,32 +344,28 @@ def _fuse_disk(root: Path, limit: int, other_ids: bool) -> SampleDisk:
 def create_disk(root: Path, disk_mb: int | None, other_ids: bool = False) -> SampleDisk:
     """The folder for a sample's writable paths, under `root`, with its quota
     (`other_ids`: the sandbox has users apart from the caller, a mapped root)."""
-    global _loop_broken, _fuse_broken
     mode = disk_mode()
     if disk_mb is None or mode == "off":
         (root / "disk").mkdir()
         return SampleDisk(root / "disk", None, "none")
     limit = disk_mb * 1024 * 1024
     root_user = os.geteuid() == 0
-    wants_loop = mode == "loop" or (mode == "auto" and root_user and not _loop_broken)
-    if wants_loop:
+    images: list[tuple[str, bool, Callable[[], SampleDisk]]] = [
+        ("loop", root_user, lambda: _loop_disk(root, limit)),
+        ("fuse", not root_user, lambda: _fuse_disk(root, limit, other_ids)),
+    ]
+    for name, default_here, make in images:
+        if mode != name and not (mode == "auto" and default_here and name not in _broken):
+            continue
         try:
-            return _loop_disk(root, limit)
+            return make()
         except OSError as ex:
-            if mode == "loop":
+            if mode == name:
                 raise
-            _loop_broken = str(ex)
-            logger.warning("disk quotas by loop image unavailable here (%s): watching instead", ex)
-            shutil.rmtree(root / "disk", ignore_errors=True)
-    wants_fuse = mode == "fuse" or (mode == "auto" and not root_user and not _fuse_broken)
-    if wants_fuse:
-        try:
-            return _fuse_disk(root, limit, other_ids)
-        except OSError as ex:
-            if mode == "fuse":
-                raise
-            _fuse_broken = str(ex)
-            logger.warning("disk quotas by FUSE image unavailable here (%s): watching instead", ex)
+            _broken[name] = str(ex)
+            logger.warning(
+                "disk quotas by %s image unavailable here (%s): watching instead", name, ex
+            )
             shutil.rmtree(root / "disk", ignore_errors=True)
     (root / "disk").mkdir()
     return SampleDisk(root / "disk", limit, "watch")
