@@ -162,7 +162,7 @@ print(started)
 
 async def test_process_count_is_capped(make_session) -> None:
     s = await make_session(pids=40)
-    if s.cgroup is None and s.privileged:
+    if s.cgroup is None and s.isolation == "root":  # rootless, the agent is the caller
         pytest.skip("this host offers no writable cgroup, and root ignores RLIMIT_NPROC")
     result = await s.exec(["python3", "-c", FORK_UNTIL_REFUSED], timeout=60)
     started = int(result.stdout.split()[-1])
