@@ -124,3 +124,14 @@ async def test_the_watcher_stops_commands_without_cgroups(make_session, monkeypa
     # the exec servers survived: the sandbox still runs commands
     assert (await s.exec(["rm", "-rf", "/tmp"], timeout=60)).returncode in (0, 1)
     assert (await s.exec(["echo", "alive"])).stdout.strip() == "alive"
+
+
+async def test_a_grader_keeps_the_host_disk_without_root(make_session, monkeypatch) -> None:
+    """Graders (disk_fuse=False) time code that reads and writes files: without root their
+    quota is watched rather than served by FUSE; as root it is the loop image still."""
+    monkeypatch.setenv("LABCOAT_SANDBOX_DISK", "auto")
+    s = await make_session(disk_mb=64, disk_fuse=False)
+    expected = "loop" if os.geteuid() == 0 else "watch"
+    assert s.disk_mechanism.startswith(expected) or s.disk_mechanism == "watch"
+    if os.geteuid() != 0:
+        assert s.disk_mechanism == "watch"

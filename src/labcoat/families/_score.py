@@ -36,8 +36,7 @@ def research_score(
     value: dict[str, Any] = {RAW: raw, NORMALIZED: normalized, **extra_values}
     metadata = dict(metadata or {})
     # every score says how its sample was isolated: a weaker mode must show in a table
-    if (isolated := sandbox_record()) is not None:
-        metadata.setdefault(SANDBOX, isolated)
+    metadata.setdefault(SANDBOX, sandbox_record())
     return Score(value=value, explanation=explanation, metadata=metadata)
 
 

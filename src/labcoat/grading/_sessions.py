@@ -97,6 +97,7 @@ async def grader_session(
         binds=binds,
         default_user="root" if has_separate_root() else "agent",
         agent_jail=True,  # one user: the agent's code a grader runs goes into a nested sandbox
+        disk_fuse=False,  # FUSE's slower writes would fall inside what graders time
         network=network,
         blocklist=blocklist,
         gpus=gpus,

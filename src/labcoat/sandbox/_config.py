@@ -53,6 +53,10 @@ class BwrapConfig(BaseModel, frozen=True):
     disk_mb: int | None = Field(default=DEFAULT_DISK_MB, gt=0)
     """Quota on everything the sample can write together (its home, /tmp, /run/labcoat,
     /root); None: no quota. See docs/sandbox.md, "Disk"."""
+    disk_fuse: bool = True
+    """Whether a FUSE image may hold the quota (without root). Graders say no: their
+    writes would go through one FUSE daemon, slower than the host's disk, inside what
+    they time; a watched quota holds there instead."""
     command_timeout: int | None = Field(default=None, gt=0)
     """Upper bound on any single command's wall time (seconds)."""
 

@@ -341,9 +341,12 @@ def _fuse_disk(root: Path, limit: int, other_ids: bool) -> SampleDisk:
     return _image_disk(path, limit, "fuse (ext4 image)", image)
 
 
-def create_disk(root: Path, disk_mb: int | None, other_ids: bool = False) -> SampleDisk:
+def create_disk(
+    root: Path, disk_mb: int | None, other_ids: bool = False, fuse: bool = True
+) -> SampleDisk:
     """The folder for a sample's writable paths, under `root`, with its quota
-    (`other_ids`: the sandbox has users apart from the caller, a mapped root)."""
+    (`other_ids`: the sandbox has users apart from the caller, a mapped root; `fuse`:
+    whether a FUSE image may hold it)."""
     mode = disk_mode()
     if disk_mb is None or mode == "off":
         (root / "disk").mkdir()
@@ -352,7 +355,7 @@ def create_disk(root: Path, disk_mb: int | None, other_ids: bool = False) -> Sam
     root_user = os.geteuid() == 0
     images: list[tuple[str, bool, Callable[[], SampleDisk]]] = [
         ("loop", root_user, lambda: _loop_disk(root, limit)),
-        ("fuse", not root_user, lambda: _fuse_disk(root, limit, other_ids)),
+        ("fuse", fuse and not root_user, lambda: _fuse_disk(root, limit, other_ids)),
     ]
     for name, default_here, make in images:
         if mode != name and not (mode == "auto" and default_here and name not in _broken):

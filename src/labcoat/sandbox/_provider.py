@@ -18,6 +18,7 @@ from typing_extensions import override
 from labcoat._errors import MissingDependencyError
 from labcoat.sandbox._command import bwrap_path
 from labcoat.sandbox._config import BwrapConfig
+from labcoat.sandbox._layout import isolation
 from labcoat.sandbox._record import record_gpus, record_sandbox_events
 from labcoat.sandbox._sample import BwrapSession
 
@@ -136,17 +137,18 @@ def current_bwrap_session() -> BwrapSession | None:
 
     try:
         return sandbox().as_type(BwrapSandboxEnvironment).session
-    except TypeError:
+    except (TypeError, ProcessLookupError):  # another provider's, or the sample has none
         return None
 
 
-def sandbox_record() -> dict[str, str] | None:
+def sandbox_record() -> dict[str, str]:
     """How the current sample's sandbox was isolated, for its score: the mode (root,
     rootless with separate users, one user) and the mechanisms of its limits and disk
-    quota; None when the sample's sandbox is not bwrap."""
+    quota. A sample without a bwrap sandbox of its own (graded in labcoat's sandboxes
+    alone, as ResearchCodeBench's) records the mode those run in."""
     session = current_bwrap_session()
     if session is None:
-        return None
+        return {"isolation": str(isolation())}
     return {
         "isolation": str(session.isolation),
         "limits": session.limit_mechanism,

@@ -128,6 +128,7 @@ class SandboxSession(SessionRequests):
                     dirs.root,
                     config.disk_mb,
                     session.privileged,  # users apart from the caller: FUSE's allow_other
+                    config.disk_fuse,
                 )
             prepare_dirs(dirs, config, session.privileged)
             profile = login_environment(config, session.python, session.env_dir, gpus)
