@@ -197,7 +197,7 @@ CASES = [
     c("env-operation-timeout", *ORACLE, says=("LABCOAT_TASK_OPERATION_TIMEOUT='abc'", "seconds > 0"), LABCOAT_TASK_OPERATION_TIMEOUT="abc"),
     c("env-operation-timeout-negative", "list", "mini", says="LABCOAT_TASK_OPERATION_TIMEOUT", LABCOAT_TASK_OPERATION_TIMEOUT="-5"),
     c("env-build-timeout", *ORACLE, says=("LABCOAT_ENV_BUILD_TIMEOUT", "whole number"), LABCOAT_ENV_BUILD_TIMEOUT="1h"),
-    c("env-sandbox-disk", *ORACLE, says=("LABCOAT_SANDBOX_DISK='garbage'", "auto, loop, watch, off"), LABCOAT_SANDBOX_DISK="garbage"),
+    c("env-sandbox-disk", *ORACLE, says=("LABCOAT_SANDBOX_DISK='garbage'", "auto, loop, fuse, watch, off"), LABCOAT_SANDBOX_DISK="garbage"),
     c("env-gpus", "list", "mini", says=("LABCOAT_GPUS", "0 for none"), LABCOAT_GPUS="two"),
     c("env-max-run-samples", *ORACLE, says=("LABCOAT_MAX_RUN_SAMPLES", "whole number"), LABCOAT_MAX_RUN_SAMPLES="0"),
     c("env-keep-sandboxes", "list", "mini", says=("LABCOAT_KEEP_SANDBOXES", "1 or 0"), LABCOAT_KEEP_SANDBOXES="yes"),

@@ -136,6 +136,7 @@ def build_config(
         binds=tuple(binds),
         env={**pip_config.variables, "PIP_CACHE_DIR": PIP_CACHE_MOUNT, **env},
         default_user="root" if as_root and separate_users() else "agent",
+        disk_fuse=False,  # labcoat's own work: pip's files at the host disk's speed
     )
 
 

@@ -48,6 +48,7 @@ DISK_ENV = "LABCOAT_SANDBOX_DISK"
 MECHANISMS = ("auto", "loop", "fuse", "watch", "off")
 FUSE_CONF = Path("/etc/fuse.conf")
 NOBODY = 65534
+_SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 # ext4 keeps some of an image for itself (inode tables, bitmaps): give it room beyond
 # the quota, so that at least the quota is usable
 _EXT4_SPARE = 0.04
@@ -164,8 +165,16 @@ class SampleDisk:
                 self.image.unlink()
 
 
+def _tool(name: str) -> str | None:
+    """A system tool's path: in PATH, or the sbin folders an ordinary user's PATH lacks
+    (Debian's mkfs.ext4, tune2fs and dumpe2fs live in /usr/sbin)."""
+    search = os.pathsep.join([os.environ.get("PATH", ""), *_SBIN])
+    return shutil.which(name, path=search)
+
+
 def _run(args: list[str]) -> str | None:
     """None on success, else the command's complaint in one line."""
+    args = [_tool(args[0]) or args[0], *args[1:]]
     try:
         done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as ex:
@@ -202,7 +211,7 @@ def release_mounts(folder: Path) -> None:
 
 def _unmount(point: Path) -> bool:
     """Unmount a sample's image: root's way, else the user's own FUSE mount's."""
-    fusermount = shutil.which("fusermount3") or shutil.which("fusermount") or "fusermount3"
+    fusermount = _tool("fusermount3") or _tool("fusermount") or "fusermount3"
     attempts = [["umount", str(point)], ["umount", "-l", str(point)]]
     if os.geteuid() != 0:
         attempts = [[fusermount, "-u", str(point)], [fusermount, "-u", "-z", str(point)]]
@@ -257,7 +266,7 @@ def _image_file(root: Path, limit: int) -> Path:
 def _loop_disk(root: Path, limit: int) -> SampleDisk:
     """An ext4 image of about `limit` bytes mounted at root/disk; raises OSError."""
     for tool in ("mkfs.ext4", "dumpe2fs", "tune2fs", "mount", "umount"):
-        if shutil.which(tool) is None:
+        if _tool(tool) is None:
             raise OSError(f"{tool} is not installed")
     path = root / "disk"
     path.mkdir()
@@ -284,10 +293,10 @@ def fuse_problem(other_ids: bool) -> str | None:
     """Why a FUSE image cannot hold a sample's quota for this user (None: it can).
     `other_ids`: the sandbox has users apart from the caller (a mapped root)."""
     for tool in ("mkfs.ext4", "dumpe2fs", "tune2fs", "fuse2fs"):
-        if shutil.which(tool) is None:
+        if _tool(tool) is None:
             package = "fuse2fs" if tool == "fuse2fs" else "e2fsprogs"
             return f"{tool} is not installed (Debian's `{package}`)"
-    if not (shutil.which("fusermount3") or shutil.which("fusermount")):
+    if not (_tool("fusermount3") or _tool("fusermount")):
         return "fusermount3 is not installed (Debian's `fuse3`)"
     if not os.access("/dev/fuse", os.R_OK | os.W_OK):
         return (
@@ -304,7 +313,8 @@ def fuse_problem(other_ids: bool) -> str | None:
 
 def _ext4_free_bytes(image: Path) -> tuple[int, int]:
     """(free blocks, block size) of an ext4 image, from its superblock."""
-    done = subprocess.run(["dumpe2fs", "-h", str(image)], capture_output=True, text=True)
+    dumpe2fs = _tool("dumpe2fs") or "dumpe2fs"
+    done = subprocess.run([dumpe2fs, "-h", str(image)], capture_output=True, text=True)
     fields = dict(line.split(":", 1) for line in done.stdout.splitlines() if ":" in line)
     try:
         return int(fields["Free blocks"]), int(fields["Block size"])

@@ -279,15 +279,24 @@ def write_login_profile(dirs: SampleDirs, environment: dict[str, str]) -> None:
 def chown_tree(path: Path, uid: int, gid: int) -> None:
     """Give a host tree to a sandbox's user (its uid and gid inside the sandbox); nothing
     to do with one user, who owns everything already."""
+    chown_trees([(path, uid, gid)])
+
+
+def chown_trees(trees: list[tuple[Path, int, int]]) -> None:
+    """chown_tree for several trees (rootless: in one namespace, ~35 ms, not one each)."""
     mode = isolation()
     if mode is Isolation.ROOT:
-        os.chown(path, uid, gid)
-        for parent, subdirs, files in os.walk(path):
-            for name in subdirs + files:
-                with contextlib.suppress(FileNotFoundError):
-                    os.lchown(os.path.join(parent, name), uid, gid)
-    elif mode is Isolation.SEPARATE_USERS:
-        run_as_namespace_root(["chown", "-hR", f"{uid}:{gid}", "--", str(path)])
+        for path, uid, gid in trees:
+            os.chown(path, uid, gid)
+            for parent, subdirs, files in os.walk(path):
+                for name in subdirs + files:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.lchown(os.path.join(parent, name), uid, gid)
+    elif mode is Isolation.SEPARATE_USERS and trees:
+        script = " && ".join(
+            f"chown -hR {uid}:{gid} -- {shlex.quote(str(path))}" for path, uid, gid in trees
+        )
+        run_as_namespace_root(["sh", "-c", script])
 
 
 def as_sandbox_root(argv: list[str]) -> str:
@@ -333,8 +342,8 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> Non
             d.root_home.mkdir()
         os.chmod(d.root_home, 0o700)
     if separate_root:
-        chown_tree(d.home, AGENT_UID, AGENT_UID)
-        chown_tree(d.root_home, 0, 0)
+        # /tmp is root's, as on any system (Inspect's tool injection trusts no other)
+        chown_trees([(d.home, AGENT_UID, AGENT_UID), (d.root_home, 0, 0), (d.tmp, 0, 0)])
 
 
 def give_to_agent(path: Path) -> None:
