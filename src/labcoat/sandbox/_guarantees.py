@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import functools
 import os
-import pwd
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from labcoat.sandbox._disk import disk_mode, fuse_problem
 from labcoat.sandbox._layout import Isolation, isolation
@@ -23,23 +21,14 @@ REFUSED_REMEDY = "or run labcoat as root, or choose another sandbox (--sandbox d
 
 @dataclass(frozen=True)
 class Guarantees:
-    """The record of how this machine's sandboxes are isolated (kept with every score)."""
+    """How this machine's sandboxes are isolated (`labcoat check` prints it; each score
+    records its own sample's, `sandbox_record`)."""
 
     mode: Isolation
     limits: str
     disk: str
     weaker: list[str] = field(default_factory=list)
     """One line per guarantee weaker than root's here: what, and what would give it back."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"mode": str(self.mode), "limits": self.limits, "disk": self.disk}
-
-
-def _user() -> str:
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return f"uid {os.geteuid()}"
 
 
 def disk_here(mode: Isolation) -> str:
