@@ -308,6 +308,18 @@ def as_sandbox_root(argv: list[str]) -> str:
     return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
 
 
+def copy_tree_as_root(source: Path | str, target: Path, mode: int | None = None) -> None:
+    """Copy a tree with its owners (where there are several users) and modes, with the
+    rights of the sandbox's root; `target` then has `source`'s mode, or `mode`. tar, not
+    `cp -a`: cp's ACL calls leave files on a FUSE image at 0600 with an ACL."""
+    target.mkdir(parents=True, exist_ok=True)
+    owners = "--same-owner" if separate_users() else "--no-same-owner"
+    script = f'tar -C "$0" -cf - . | tar -C "$1" -xpf - --no-acls --no-xattrs {owners}'
+    if mode is not None:
+        script += f' && chmod {mode:o} "$1"'
+    as_sandbox_root(["sh", "-c", script, str(source), str(target)])
+
+
 def remove_tree(path: Path) -> None:
     """Remove a sandbox's host tree, also what its root (another id, rootless) left."""
     shutil.rmtree(path, ignore_errors=True)
@@ -332,9 +344,7 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> Non
     _write_identity_files(d, config.system_root)
     if config.root_source and mapped() is not None:
         # rootless, a root_source of root's (an image's /root) is readable by root alone
-        d.root_home.mkdir(mode=0o700)
-        copy = 'cp -a "$0"/. "$1" && chmod 0700 "$1"'  # the copy is root's, as its source
-        as_sandbox_root(["sh", "-c", copy, config.root_source, str(d.root_home)])
+        copy_tree_as_root(config.root_source, d.root_home, mode=0o700)
     else:
         if config.root_source:
             shutil.copytree(config.root_source, d.root_home, symlinks=True)

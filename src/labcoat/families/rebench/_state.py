@@ -21,18 +21,13 @@ from labcoat.sandbox import (
     BuiltImage,
     as_sandbox_root,
     chown_tree,
+    copy_tree_as_root,
     has_separate_root,
     remove_tree,
     sandboxes_root,
 )
 
 SAMPLE_UUID_PATH = "/var/run/sample_uuid"
-
-
-def _copy_tree(source: Path, target: Path) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    # an image's trees are its root's: rootless, only that root reads them all
-    as_sandbox_root(["cp", "-a", f"{source}/.", str(target)])
 
 
 def init_protected_dir(path: Path) -> None:
@@ -78,10 +73,10 @@ class SampleState:
         state = cls(sandboxes_root() / f"rebench-state-{uuid.uuid4().hex[:12]}")
         state.path.mkdir(mode=0o700)
         if image is not None:
-            _copy_tree(image.dirs["/root"], state.root)
-            _copy_tree(image.dirs["/protected"], state.protected)
+            copy_tree_as_root(image.dirs["/root"], state.root)
+            copy_tree_as_root(image.dirs["/protected"], state.protected)
         else:
-            _copy_tree(family_dir, state.root)
+            copy_tree_as_root(family_dir, state.root)
             if has_separate_root():
                 chown_tree(state.root, 0, 0)
             init_protected_dir(state.protected)
@@ -101,4 +96,4 @@ def copy_image_home(image: BuiltImage | None, home: Path) -> None:
     if image is not None:
         source = image.dirs["/home/agent"]
         if any(source.iterdir()):
-            _copy_tree(source, home)
+            copy_tree_as_root(source, home)
