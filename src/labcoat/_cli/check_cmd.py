@@ -15,7 +15,13 @@ from labcoat._run._tasks import selected_entries
 from labcoat.families import TaskEntry
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM
 from labcoat.families.rebench import without_image_builds
-from labcoat.sandbox import guarantees_here, namespaces_refused, resolver, usable_gpus
+from labcoat.sandbox import (
+    Guarantees,
+    guarantees_here,
+    namespaces_refused,
+    resolver,
+    usable_gpus,
+)
 
 
 @click.command("check")
@@ -54,8 +60,9 @@ def command(
             click.echo(problem.line())
         if refused:
             click.echo(f"labcoat check: {refused}")
-        click.echo(f"labcoat check: this machine: {_machine_line()}", err=True)
-        for line in guarantees_here().weaker:
+        here = guarantees_here()  # probes (a cgroup made and removed): once
+        click.echo(f"labcoat check: this machine: {_machine_line(here)}", err=True)
+        for line in here.weaker:
             click.echo(f"labcoat check: weaker than root's: {line}", err=True)
         for system, tasks in _own_systems(entries).items():
             click.echo(f"labcoat check: on {system}: {_some(tasks)}", err=True)
@@ -83,13 +90,12 @@ def _own_systems(entries: list[TaskEntry]) -> dict[str, list[str]]:
     return found
 
 
-def _machine_line() -> str:
+def _machine_line(here: Guarantees) -> str:
     """What every task's sandbox gets here: its isolation mode, its limits' and disk
     quota's mechanisms, the GPUs to lend."""
     gpus = usable_gpus()
     models = sorted({g.model or "model unknown" for g in gpus})
     lent = f"{len(gpus)} GPU(s) to lend ({', '.join(models)})" if gpus else "no GPU"
-    here = guarantees_here()
     return (
         f"isolation {here.mode}; memory and process limits by {here.limits}; disk quota by "
         f"{here.disk}; {lent}; environments resolved by {resolver().describe()}"

@@ -321,11 +321,15 @@ def copy_tree_as_root(source: Path | str, target: Path, mode: int | None = None)
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a sandbox's host tree, also what its root (another id, rootless) left."""
-    shutil.rmtree(path, ignore_errors=True)
-    if path.exists() and mapped() is not None:
+    """Remove a sandbox's host tree, also what its root (another id, rootless) left:
+    rootless with separate users in one pass as that root, which may remove it all."""
+    if not path.exists():
+        return
+    if mapped() is not None:
         with contextlib.suppress(OSError, RuntimeError):
             run_as_namespace_root(["rm", "-rf", "--", str(path)])
+            return
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> None:

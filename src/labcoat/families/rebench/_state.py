@@ -19,7 +19,6 @@ from labcoat.sandbox import (
     PROTECTED_GID,
     Bind,
     BuiltImage,
-    as_sandbox_root,
     chown_tree,
     copy_tree_as_root,
     has_separate_root,
@@ -73,14 +72,13 @@ class SampleState:
         state = cls(sandboxes_root() / f"rebench-state-{uuid.uuid4().hex[:12]}")
         state.path.mkdir(mode=0o700)
         if image is not None:
-            copy_tree_as_root(image.dirs["/root"], state.root)
+            copy_tree_as_root(image.dirs["/root"], state.root, mode=0o700)
             copy_tree_as_root(image.dirs["/protected"], state.protected)
         else:
-            copy_tree_as_root(family_dir, state.root)
+            copy_tree_as_root(family_dir, state.root, mode=0o700)
             if has_separate_root():
                 chown_tree(state.root, 0, 0)
             init_protected_dir(state.protected)
-        as_sandbox_root(["chmod", "0700", str(state.root)])
         state.uuid_file.write_text(sample_uuid)
         os.chmod(state.uuid_file, 0o644)
         return state
