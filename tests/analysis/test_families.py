@@ -163,6 +163,7 @@ def test_researchcodebench_scaled_pass_at_1_errors_and_ablation(tmp_path: Path) 
     assert model["pass_rate"] == pytest.approx(50.0)
     assert papers.loc["mockllm/model [no paper]", "scaled_pass_at_1"] == pytest.approx(25.0)
     [row] = researchcodebench_ablation(data).to_dict("records")
+    spread = {k: row.pop(k) for k in ("se", "ci_low", "ci_high")}
     assert row == {
         "model": "mockllm/model",
         "paper": "p",
@@ -170,6 +171,7 @@ def test_researchcodebench_scaled_pass_at_1_errors_and_ablation(tmp_path: Path) 
         "without_paper": 25.0,
         "difference": 25.0,
     }
+    assert all(math.isnan(v) for v in spread.values())  # one paper: no spread over papers
     errors = researchcodebench_errors(data)
     mine = errors[errors["label"] == "mockllm/model"].set_index("failure")
     assert mine["count"].to_dict() == {"syntax": 1, "wrong_result": 1}

@@ -132,3 +132,45 @@ def test_cli_says_when_there_are_no_logs(tmp_path: Path, capsys) -> None:
         main(["report", str(tmp_path), "-o", str(tmp_path / "r.html")])
     assert exit_.value.code == 2
     assert "no readable .eval logs found" in capsys.readouterr().err
+
+
+def test_headline_has_task_clustered_se_counts_and_paired_differences(tmp_path: Path) -> None:
+    a = {"t1": [0.2, 0.4], "t2": [0.9], "t3": [0.5, 0.7]}
+    b = {"t1": [0.1], "t2": [0.5, 0.3], "t4": [0.8]}
+    for model, runs in (("mockllm/a", a), ("mockllm/b", b)):
+        samples = [
+            Sample(task_id=t, epoch=e, normalized=s)
+            for t, scores in runs.items()
+            for e, s in enumerate(scores, 1)
+        ]
+        write_log(tmp_path, samples, model=model)
+    html = write_report(tmp_path, tmp_path / "r.html").read_text()
+    board = html.split('id="leaderboard-table"')[1].split("</table>")[0]
+    text = re.sub(r"<[^>]+>", "", board)
+    # a: task means 0.3, 0.9, 0.6 -> sd 0.3, SE 0.3/√3; b: 0.1, 0.4, 0.8 -> SE 0.2028
+    assert "0.600 ± 0.173 (3 tasks, 5 runs)" in text
+    assert "0.433 ± 0.203 (3 tasks, 4 runs)" in text
+    paired = html.split('id="paired-table"')[1].split("</table>")[0]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", paired)
+    # shared t1, t2: a − b = 0.2, 0.5 -> 0.35 ± 0.15, t(0.975, 1) = 12.706
+    assert cells[1:] == [
+        "mockllm/a",
+        "mockllm/b",
+        "2",
+        "0.600",
+        "0.250",
+        "0.350",
+        "0.150",
+        "[-1.556, 2.256]",
+        "t3, t4",
+    ]
+    assert 'href="#paired"' in html and "per-task differences" in html
+
+
+def test_one_task_shows_no_se_and_says_why(tmp_path: Path) -> None:
+    write_log(tmp_path, [Sample(epoch=e, normalized=s) for e, s in enumerate([0.1, 0.5], 1)])
+    html = write_report(tmp_path, tmp_path / "r.html").read_text()
+    board = html.split('id="leaderboard-table"')[1].split("</table>")[0]
+    assert '0.300 ± <span title="one task: an SE over tasks needs two or more' in board
+    assert "(1 task, 2 runs)" in board
+    assert 'id="paired"' not in html  # one model: nothing to compare

@@ -51,8 +51,16 @@ def test_leaderboard_weighs_tasks_equally(data) -> None:
     [row] = leaderboard(data).to_dict("records")
     assert row["tasks"] == 2 and row["runs"] == 6 and row["errors"] == 1
     assert row["mean"] == pytest.approx((0.45 + 0.6) / 2)
-    se_a, se_b = math.sqrt(0.83 / 3) / 2, 0.1  # b: 0.5, 0.7 -> sd 0.1414, se 0.1
-    assert row["se"] == pytest.approx(math.sqrt(se_a**2 + se_b**2) / 2)
+    # the SE is over the two task means, 0.45 and 0.6: sd = 0.15 / √2, over √2 -> 0.075
+    # (the runs' own spread enters through the task means, not as 6 independent samples)
+    assert row["se"] == pytest.approx(0.075)
+
+
+def test_leaderboard_has_no_se_over_one_task(tmp_path: Path) -> None:
+    write_log(tmp_path, [Sample(epoch=e, normalized=s) for e, s in enumerate([0.1, 0.5, 0.9], 1)])
+    [row] = leaderboard(read_runs(tmp_path)).to_dict("records")
+    assert (row["tasks"], row["runs"]) == (1, 3) and row["mean"] == pytest.approx(0.5)
+    assert math.isnan(row["se"])  # undefined, never 0 (the runs' SE would be 0.231)
 
 
 def test_reliability_names_the_gap(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
     from labcoat.analysis import read_runs, task_summary, best_of_k_table
     data = read_runs("logs/")            # a folder, a log file, or an fsspec URL
     task_summary(data)                   # mean, SE, min, max, rates per task and model
+    leaderboard(data)                    # per family and model: mean ± SE over tasks
+    paired_differences(data)             # model vs model over shared tasks, with 95% CIs
 
 See docs/analysis.md for every table and figure, and how to read them.
 """
@@ -20,6 +22,7 @@ from labcoat.analysis._bestofk import (
     family_best_of_k,
     task_budget_hours,
 )
+from labcoat.analysis._compare import paired_differences, paired_task_differences
 from labcoat.analysis._curves import (
     AXES,
     Curve,
@@ -30,6 +33,16 @@ from labcoat.analysis._curves import (
     score_at,
 )
 from labcoat.analysis._data import RunData
+from labcoat.analysis._errorbars import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    ClusteredMean,
+    PairedDifference,
+    clustered_se,
+    paired_difference,
+    task_bootstrap_band,
+    task_mean_se,
+)
 from labcoat.analysis._family_tables import (
     cost_comparison,
     paperbench_categories,
@@ -47,14 +60,19 @@ from labcoat.analysis._regrades import regrade_changes
 from labcoat.analysis._reliability import reliability
 from labcoat.analysis._stats import best_of_k, best_of_k_curve, mean_se, pearson, spearman
 from labcoat.analysis._summary import TOLERANCE, leaderboard, task_summary
+from labcoat.analysis._tdist import t_quantile
 
 __all__ = [
     "AXES",
+    "BOOTSTRAP_RESAMPLES",
+    "BOOTSTRAP_SEED",
     "DEFAULT_VIEW_URL",
     "TOLERANCE",
+    "ClusteredMean",
     "Curve",
     "ErrorsAs",
     "HumanRuns",
+    "PairedDifference",
     "Progress",
     "RunData",
     "action_density",
@@ -62,6 +80,7 @@ __all__ = [
     "best_of_k_at_budget",
     "best_of_k_curve",
     "best_of_k_table",
+    "clustered_se",
     "cost_comparison",
     "curve_points",
     "density_correlation",
@@ -70,6 +89,9 @@ __all__ = [
     "leaderboard",
     "mean_curve",
     "mean_se",
+    "paired_difference",
+    "paired_differences",
+    "paired_task_differences",
     "paperbench_categories",
     "paperbench_papers",
     "pearson",
@@ -87,7 +109,10 @@ __all__ = [
     "run_scores",
     "score_at",
     "spearman",
+    "t_quantile",
+    "task_bootstrap_band",
     "task_budget_hours",
+    "task_mean_se",
     "task_summary",
     "tool_phases",
     "view_link",

@@ -19,6 +19,11 @@ import pandas as pd
 
 from labcoat.analysis._curves import run_curves
 from labcoat.analysis._data import RunData
+from labcoat.analysis._errorbars import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    task_bootstrap_band,
+)
 from labcoat.analysis._groups import ErrorsAs, by_task, run_scores
 from labcoat.analysis._stats import best_of_k, finite
 
@@ -96,23 +101,44 @@ def best_of_k_at_budget(
     )
 
 
-def family_best_of_k(table: pd.DataFrame) -> pd.DataFrame:
+def family_best_of_k(
+    table: pd.DataFrame,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = 0.95,
+) -> pd.DataFrame:
     """Per (family, label, k): the mean over tasks of a best-of-k table (from
     `best_of_k_table` or `best_of_k_at_budget`), for the k every one of the label's
-    tasks reaches."""
+    tasks reaches, with a bootstrap band over tasks.
+
+    `low` and `high`: the `level` percentile band of the mean when the label's tasks are
+    resampled with replacement (`task_bootstrap_band`: `resamples` draws, fixed `seed`);
+    each task's curve is kept whole, so the band is over which tasks the benchmark holds.
+    NaN with a single task."""
     rows = []
     for (family, label), g in table.groupby(["family", "label"], sort=True):
         tasks = g["task_id"].nunique()
-        for k, by_k in g.groupby("k", sort=True):
-            values = finite(by_k["best_of_k"].tolist())
-            if len(values) == tasks:
-                rows.append(
-                    {
-                        "family": family,
-                        "label": label,
-                        "k": k,
-                        "tasks": tasks,
-                        "best_of_k": sum(values) / tasks,
-                    }
-                )
-    return pd.DataFrame(rows, columns=["family", "label", "k", "tasks", "best_of_k"])
+        per_k = {
+            k: by_k.set_index("task_id")["best_of_k"]
+            for k, by_k in g.groupby("k", sort=True)
+            if len(finite(by_k["best_of_k"].tolist())) == tasks
+        }
+        if not per_k:
+            continue
+        ks = list(per_k)
+        names = sorted(per_k[ks[0]].index)
+        curves = [[float(per_k[k][t]) for k in ks] for t in names]  # one curve per task
+        low, high = task_bootstrap_band(curves, resamples, seed, level)
+        rows += [
+            {
+                "family": family,
+                "label": label,
+                "k": k,
+                "tasks": tasks,
+                "best_of_k": math.fsum(per_k[k]) / tasks,
+                "low": low[i],
+                "high": high[i],
+            }
+            for i, k in enumerate(ks)
+        ]
+    return pd.DataFrame(rows, columns=["family", "label", "k", "tasks", "best_of_k", "low", "high"])

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from labcoat.analysis._data import RunData
+from labcoat.analysis._errorbars import clustered_se, paired_difference
 from labcoat.analysis._family import label_of
 from labcoat.analysis._family_researchcodebench import FAMILY as RCB
 from labcoat.analysis._family_researchcodebench import NO_PAPER
@@ -36,16 +37,33 @@ def paperbench_papers(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFra
 
 
 def paperbench_categories(data: RunData, kind: str = "category") -> pd.DataFrame:
-    """Score per (label, paper, rubric category) and per (label, category) over all papers:
-    mean ± SE over scored runs (`paper` = `all` for the latter). `kind`: `category`
-    (task category) or `finegrained`."""
+    """Score per (label, paper, rubric category) and per (label, category) over all papers
+    (`paper` = `all`): the mean over scored runs. Within a paper the SE is over its runs;
+    over all papers it is clustered by paper (`clustered_se`: runs of one paper are not
+    independent), NaN with one paper. `papers` counts the papers behind a row. `kind`:
+    `category` (task category) or `finegrained`."""
     parts = data.subtasks[
         (data.subtasks["family"] == "paperbench") & (data.subtasks["kind"] == kind)
     ]
     parts = parts.drop(columns=["paper"]).rename(columns={"id": "category", "task_id": "paper"})
-    by_paper = _mean_se_rows(parts, ["label", "paper", "category"], "normalized")
-    overall = _mean_se_rows(parts, ["label", "category"], "normalized").assign(paper="all")
-    return pd.concat([by_paper, overall[by_paper.columns]], ignore_index=True)
+    by_paper = _mean_se_rows(parts, ["label", "paper", "category"], "normalized").assign(papers=1)
+    rows = []
+    for (label, category), group in parts.groupby(["label", "category"], sort=True):
+        scores = pd.to_numeric(group["normalized"], errors="coerce").tolist()
+        c = clustered_se(scores, group["paper"].tolist())
+        rows.append(
+            {
+                "label": label,
+                "paper": "all",
+                "category": category,
+                "runs": len(group),
+                "mean": c.mean,
+                "se": c.se,
+                "papers": c.tasks,
+            }
+        )
+    overall = pd.DataFrame(rows, columns=by_paper.columns)
+    return pd.concat([by_paper, overall], ignore_index=True)
 
 
 def _true(value: object) -> bool:
@@ -122,7 +140,9 @@ def researchcodebench_errors(data: RunData) -> pd.DataFrame:
 
 def researchcodebench_ablation(data: RunData) -> pd.DataFrame:
     """Scaled pass@1 with and without the paper, per (model, paper) and over all papers;
-    `difference` = with − without (the paper's help)."""
+    `difference` = with − without (the paper's help). Over all papers, `se` and the 95%
+    interval `ci_low`..`ci_high` are paired over papers (`paired_difference`); NaN on a
+    single paper's row, whose only spread is over epochs."""
     papers = researchcodebench_papers(data)
     runs = data.runs[data.runs["family"] == RCB].drop_duplicates("label")
     base, has_paper = {}, {}
@@ -160,6 +180,10 @@ def researchcodebench_ablation(data: RunData) -> pd.DataFrame:
             )
         if len(both) > 1:
             a, b = both["scaled_pass_at_1_with"].mean(), both["scaled_pass_at_1_without"].mean()
+            paired = paired_difference(
+                dict(zip(both["paper"], both["scaled_pass_at_1_with"], strict=True)),
+                dict(zip(both["paper"], both["scaled_pass_at_1_without"], strict=True)),
+            )
             rows.append(
                 {
                     "model": model,
@@ -167,11 +191,24 @@ def researchcodebench_ablation(data: RunData) -> pd.DataFrame:
                     "with_paper": a,
                     "without_paper": b,
                     "difference": a - b,
+                    "se": paired.se,
+                    "ci_low": paired.ci_low,
+                    "ci_high": paired.ci_high,
                 }
             )
-    return pd.DataFrame(
-        rows, columns=["model", "paper", "with_paper", "without_paper", "difference"]
-    )
+    return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
+
+
+ABLATION_COLUMNS = [
+    "model",
+    "paper",
+    "with_paper",
+    "without_paper",
+    "difference",
+    "se",
+    "ci_low",
+    "ci_high",
+]
 
 
 def researchgym_subtasks(data: RunData) -> pd.DataFrame:

@@ -118,20 +118,18 @@ def leaderboard(
 ) -> pd.DataFrame:
     """One row per (family, label): the mean over tasks of each task's mean score.
 
-    Every task counts equally. `se` combines the tasks' SEs, sqrt(sum se_t^2) / T, and is
-    NaN when some task has a single run. Scores are comparable within a family only.
-    `summary`: a `task_summary` of the same data, when already computed.
+    Every task counts equally, and so does the SE: the SE over the task means,
+    sd(task means, ddof=1) / √T (`task_mean_se`; tasks, not runs, are the samples of a
+    benchmark). It is NaN with a single task. `tasks` and `runs` say what it rests on.
+    Scores are comparable within a family only. `summary`: a `task_summary` of the same
+    data, when already computed.
     """
     if summary is None:
         summary = task_summary(data, errors_as)
     rows = []
     for (family, label), group in summary.groupby(["family", "label"], sort=True):
-        ses = group["se"].tolist()
-        se = (
-            math.sqrt(sum(s * s for s in ses)) / len(ses)
-            if all(math.isfinite(s) for s in ses)
-            else math.nan
-        )
+        # one value per task (its mean over runs): the same as task_mean_se of the runs
+        mean, se = mean_se(group["mean"].tolist())
         rows.append(
             {
                 "family": family,
@@ -140,7 +138,7 @@ def leaderboard(
                 "runs": int(group["runs"].sum()),
                 "errors": int(group["errors"].sum()),
                 "flagged": int(group["flagged"].sum()),
-                "mean": group["mean"].mean(),
+                "mean": mean,
                 "se": se,
                 "beat_reference_rate": group["beat_reference_rate"].mean(),
                 "improved_rate": group["improved_rate"].mean(),

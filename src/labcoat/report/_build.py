@@ -17,6 +17,7 @@ from labcoat._util.eval_logs import Warn
 from labcoat.report import _plots as plots
 from labcoat.report import _sections as sec
 from labcoat.report._behaviour_section import behaviour
+from labcoat.report._compare_section import model_comparison
 from labcoat.report._context import Context, anchor, family_order, family_title, runs_by_task
 from labcoat.report._family_sections import FAMILY_EXTRAS
 from labcoat.report._html import page
@@ -81,7 +82,11 @@ def build_report(
         curves.append(CurveTables.of(data))
         return ""
 
-    steps: list[Callable[[], str]] = [lambda: sec.leaderboard(ctx), compute_curves]
+    steps: list[Callable[[], str]] = [
+        lambda: sec.leaderboard(ctx),
+        lambda: model_comparison(ctx),
+        compute_curves,
+    ]
     steps += [lambda f=f: _family_section(ctx, f, curves[0]) for f in families]
     steps += [
         lambda: humans_and_agents(ctx, curves[0]),
@@ -99,6 +104,7 @@ def build_report(
             progress("report", done, len(steps))
     html = "".join(sections)
     nav = [("leaderboard", "Leaderboard")]
+    nav += [("paired", "Model vs model")] if 'id="paired"' in html else []
     nav += [(anchor("family", f), family_title(f)) for f in families]
     nav += [
         (a, t)

@@ -10,7 +10,7 @@ import pandas as pd
 from labcoat import analysis as an
 from labcoat.report import _plots as plots
 from labcoat.report._context import Context, bad_count
-from labcoat.report._html import figure, number, pct, pm, table
+from labcoat.report._html import figure, interval, number, pct, pm, table
 
 
 def paperbench(ctx: Context) -> str:
@@ -46,7 +46,8 @@ def paperbench(ctx: Context) -> str:
         out.append(
             figure(
                 svg,
-                "Share of each category's rubric weight met, mean ± SE over runs of all papers.",
+                "Share of each category's rubric weight met, mean over runs of all papers ± "
+                "SE clustered by paper (none with one paper).",
             )
         )
     out.append(_category_pivot(cats))
@@ -54,12 +55,18 @@ def paperbench(ctx: Context) -> str:
 
 
 def _category_pivot(cats: pd.DataFrame) -> str:
-    """One row per (paper, label), one column per category: mean ± SE over runs."""
+    """One row per (paper, label), one column per category: mean ± SE (over a paper's
+    runs; clustered by paper on the `all` rows)."""
     categories = sorted(cats["category"].unique())
     rows = []
     for (paper, label), g in cats.groupby(["paper", "label"], sort=True):
         by = g.set_index("category")
-        row = {"paper": paper, "label": label, "runs": int(g["runs"].max())}
+        row = {
+            "paper": paper,
+            "label": label,
+            "papers": int(g["papers"].max()),
+            "runs": int(g["runs"].max()),
+        }
         row.update({c: pm(by["mean"].get(c), by["se"].get(c)) for c in categories})
         rows.append(row)
     df = pd.DataFrame(rows)
@@ -67,10 +74,16 @@ def _category_pivot(cats: pd.DataFrame) -> str:
     columns: list[tuple[str, Callable[[pd.Series], str] | str]] = [
         ("paper", "paper"),
         ("model / agent", "label"),
+        ("papers", "papers"),
         ("runs", "runs"),
     ]
     columns += [(c, (lambda r, c=c: r[c])) for c in categories]
-    return table(df, columns)
+    note = (
+        "<p class='note'>A paper's row: ± SE over its runs. <b>all</b>: the mean over the "
+        "runs of every paper, ± SE clustered by paper (runs of one paper are not "
+        "independent); none with one paper.</p>"
+    )
+    return table(df, columns) + note
 
 
 def researchcodebench(ctx: Context) -> str:
@@ -132,9 +145,15 @@ def researchcodebench(ctx: Context) -> str:
                 ("paper", "paper"),
                 ("with paper (%)", lambda r: number(r["with_paper"], 1)),
                 ("without paper (%)", lambda r: number(r["without_paper"], 1)),
-                ("difference (points)", lambda r: number(r["difference"], 1)),
+                ("difference (points)", lambda r: _pm1(r["difference"], r["se"])),
+                ("95% CI", lambda r: interval(r["ci_low"], r["ci_high"], 1)),
             ],
         )
+    )
+    out.append(
+        "<p class='note'>Over all papers (<b>all</b>), the difference is paired over papers: "
+        "± its SE over papers and a 95% interval with Student's t on papers − 1 degrees of "
+        "freedom.</p>"
     )
     return "".join(out)
 

@@ -41,6 +41,7 @@ svg.plot .ref{stroke:#999;stroke-dasharray:2 3}
 .note{color:#555;font-size:13px;max-width:900px}
 .bad{color:#b3261e;font-weight:600}
 .runs a{margin-right:4px}
+.counts{color:#666;font-size:12px;white-space:nowrap}
 input.filter{margin:6px 0;padding:4px 8px;width:320px}
 """
 
@@ -83,6 +84,34 @@ def count(value: Any) -> str:
 def pm(mean: Any, se: Any) -> str:
     text = number(mean)
     return text if number(se) == "—" else f"{text} ± {number(se)}"
+
+
+def _counted(n: Any, noun: str) -> str:
+    n = 0 if _missing(n) else int(n)
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def headline(mean: Any, se: Any, tasks: Any, runs: Any) -> str:
+    """A headline figure: `mean ± SE (7 tasks, 56 runs)`, the SE being over tasks.
+
+    With fewer than two tasks there is no SE over tasks: a dash, whose tooltip says why."""
+    counts = f'<span class="counts">({_counted(tasks, "task")}, {_counted(runs, "run")})</span>'
+    if _missing(mean):
+        return f"— {counts}"
+    if not _missing(se):
+        return f"{number(mean)} ± {number(se)} {counts}"
+    why = NO_SE_ONE_TASK if not _missing(tasks) and int(tasks) < 2 else "no SE: too few scores"
+    return f'{number(mean)} ± <span title="{escape(why)}">—</span> {counts}'
+
+
+NO_SE_ONE_TASK = "one task: an SE over tasks needs two or more (it is not 0)"
+
+
+def interval(low: Any, high: Any, digits: int = 3) -> str:
+    """A confidence interval `[low, high]`, or a dash when there is none."""
+    if _missing(low) or _missing(high):
+        return "—"
+    return f"[{number(low, digits)}, {number(high, digits)}]"
 
 
 def pct(value: Any) -> str:

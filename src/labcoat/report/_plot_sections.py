@@ -23,6 +23,11 @@ BUDGET = (
     "curve. Rising lines favour many short runs; falling lines, one long run."
 )
 
+BAND = (
+    f"shaded: 95% bootstrap band over tasks ({an.BOOTSTRAP_RESAMPLES} resamples of the "
+    f"tasks with replacement, seed {an.BOOTSTRAP_SEED}; none with one task)."
+)
+
 
 @dataclass
 class CurveTables:
@@ -79,7 +84,7 @@ def family_overview(ctx: Context, family: str, t: CurveTables) -> str:
     bok = an.family_best_of_k(t.best_of_k[t.best_of_k["family"] == family])
     svg = plots.best_of_k(bok, ctx.colors, f"{name}: best of k", "k (runs per task)")
     if svg:
-        figs.append(figure(svg, BEST_OF_K + " Mean over tasks."))
+        figs.append(figure(svg, BEST_OF_K + " Mean over tasks; " + BAND))
     budget = t.budget[t.budget["family"] == family]
     svg = (
         plots.best_of_k(
@@ -92,7 +97,7 @@ def family_overview(ctx: Context, family: str, t: CurveTables) -> str:
         else None
     )
     if svg:
-        figs.append(figure(svg, BUDGET + " Mean over tasks."))
+        figs.append(figure(svg, BUDGET + " Mean over tasks; " + BAND))
     if not figs:
         return ""
     return f"<h3>All tasks</h3><div class='plots'>{''.join(figs)}</div>"

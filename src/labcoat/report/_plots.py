@@ -95,7 +95,8 @@ def score_over(
 
 
 def best_of_k(table: pd.DataFrame, colors: Colors, title: str, x_label: str) -> str | None:
-    """Expected best of k runs against k, one line per label (`table` already filtered)."""
+    """Expected best of k runs against k, one line per label (`table` already filtered);
+    a shaded band where the table has `low` and `high` (the bootstrap over tasks)."""
     if table.empty:
         return None
     series = []
@@ -105,8 +106,19 @@ def best_of_k(table: pd.DataFrame, colors: Colors, title: str, x_label: str) -> 
             for k, v in zip(g["k"], g["best_of_k"], strict=True)
             if math.isfinite(v)
         ]
+        band = (
+            [
+                (float(k), float(lo), float(hi))
+                for k, lo, hi in zip(g["k"], g["low"], g["high"], strict=True)
+                if math.isfinite(lo) and math.isfinite(hi)
+            ]
+            if "low" in g
+            else []
+        )
         name = str(label)
-        series.append(Series(name, pts, colors(name), dashed=colors.dashed(name), title=name))
+        series.append(
+            Series(name, pts, colors(name), dashed=colors.dashed(name), band=band, title=name)
+        )
     return line_chart(series, x_label=x_label, y_label="expected best score", ref=1.0, title=title)
 
 

@@ -17,12 +17,30 @@ from labcoat.report._context import (
     family_title,
     run_links,
 )
-from labcoat.report._html import count, figure, hours, link, money, number, pct, pm, table
+from labcoat.report._html import (
+    count,
+    figure,
+    headline,
+    hours,
+    link,
+    money,
+    number,
+    pct,
+    pm,
+    table,
+)
 
 RATES_NOTE = (
     f"<b>≥ reference</b>: share of scored runs at normalized ≥ {1 - an.TOLERANCE:g}; "
     f"<b>improved</b>: the family's own verdict, else normalized > {an.TOLERANCE:g} "
     f"(a tolerance of {an.TOLERANCE:g} for timing and float noise)."
+)
+
+SE_NOTE = (
+    "<b>± SE</b> is the standard error over tasks, sd(task means) / √tasks: tasks, not "
+    "runs, are the benchmark's samples, so many runs of few tasks do not make a figure "
+    "precise (Miller 2024, <i>Adding Error Bars to Evals</i>). With one task there is no "
+    "such SE (—)."
 )
 
 
@@ -34,11 +52,12 @@ def leaderboard(ctx: Context) -> str:
     columns = [
         ("family", lambda r: escape(family_title(r["family"]))),
         ("model / agent", lambda r: link(f"#{anchor('family', r['family'])}", str(r["label"]))),
-        ("tasks", "tasks"),
-        ("runs", "runs"),
+        (
+            "mean score ± SE over tasks",
+            lambda r: headline(r["mean"], r["se"], r["tasks"], r["runs"]),
+        ),
         ("errors", lambda r: bad_count(r["errors"])),
         ("flagged", lambda r: bad_count(r["flagged"])),
-        ("mean score ± SE", lambda r: pm(r["mean"], r["se"])),
         ("≥ reference", lambda r: pct(r["beat_reference_rate"])),
         ("improved", lambda r: pct(r["improved_rate"])),
         ("mean time", lambda r: hours(r["mean_hours"])),
@@ -46,12 +65,14 @@ def leaderboard(ctx: Context) -> str:
     ]
     note = (
         "<p class='note'>Mean over each family's tasks of the per-task mean normalized score "
-        "(0 = starting point, 1 = reference); errored runs count as 0 and are counted in "
+        "(0 = starting point, 1 = reference), every task weighing the same. "
+        + SE_NOTE
+        + " Errored runs count as 0 and are counted in "
         "<b>errors</b>; runs with integrity flags keep their score and are counted in "
         "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
         "family only. " + RATES_NOTE + "</p>"
     )
-    body = table(board, columns, table_id="leaderboard-table", numeric=("tasks", "runs"))
+    body = table(board, columns, table_id="leaderboard-table")
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
 
 
@@ -63,7 +84,7 @@ def task_table(ctx: Context, family: str) -> str:
         ("runs", "runs"),
         ("errors", lambda r: bad_count(r["errors"])),
         ("flagged", lambda r: bad_count(r["flagged"])),
-        ("mean ± SE", lambda r: pm(r["mean"], r["se"])),
+        ("mean ± SE over runs", lambda r: pm(r["mean"], r["se"])),
         ("min", "min"),
         ("max", "max"),
         ("completion", lambda r: pct(r["completion_rate"])),
