@@ -37,6 +37,7 @@ TESTS=(
     tests/sandbox/test_image.py
     tests/sandbox/test_per_user_folders.py
     tests/sandbox/test_refused_namespaces.py
+    tests/sandbox/test_sample_channels.py
     tests/test_check_cmd.py
     tests/researchcodebench/test_grading.py
     tests/researchgym/test_eval.py::test_agent_code_run_by_the_grader_cannot_read_heldout_data

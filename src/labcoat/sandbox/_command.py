@@ -45,6 +45,7 @@ from labcoat.sandbox._paths import (
     SANDBOX_SERVER,
     SYSTEM_PATH,
 )
+from labcoat.sandbox._private_trees import PrivateTrees
 from labcoat.sandbox._system_mounts import system_root_etc, system_root_mounts
 
 # Docker's default capability set, minus NET_RAW unless the network is on.
@@ -275,23 +276,23 @@ def login_environment(
     return env
 
 
-def _system_mounts(config: BwrapConfig) -> list[str]:
+def _system_mounts(config: BwrapConfig, trees: PrivateTrees) -> list[str]:
     if config.system_root:
-        return system_root_mounts(config)
+        return system_root_mounts(config, trees)
     args: list[str] = []
     for d in SYSTEM_DIRS:
-        args += ["--ro-bind", d, d]
+        args += trees.bind(d, d)
     for d in SYSTEM_LINKS_OR_DIRS:
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
-            args += ["--ro-bind", d, d]
+            args += trees.bind(d, d)
     return args
 
 
-def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
+def _etc_mounts(config: BwrapConfig, dirs: SampleDirs, trees: PrivateTrees) -> list[str]:
     if config.system_root:
-        return system_root_etc(config, dirs, host_network(config))
+        return system_root_etc(config, dirs, host_network(config), trees)
     args = ["--perms", "0755", "--dir", "/etc"]
     names = ETC_FILES + (NETWORK_ETC_FILES if host_network(config) else ())
     for name in names:
@@ -301,7 +302,7 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
         if os.path.islink(host):
             args += ["--symlink", os.readlink(host), host]
         elif os.path.exists(host):
-            args += ["--ro-bind", host, host]
+            args += trees.bind(host, host)
     for name in ("passwd", "group", "hosts", "hostname", "profile"):
         args += ["--ro-bind", str(dirs.etc / name), f"/etc/{name}"]
     if dirs.profile_d.is_dir():
@@ -309,7 +310,7 @@ def _etc_mounts(config: BwrapConfig, dirs: SampleDirs) -> list[str]:
     return args
 
 
-def _host_folders(folders: list[str]) -> list[str]:
+def _host_folders(folders: list[str], trees: PrivateTrees | None = None) -> list[str]:
     """Host folders read-only at the same paths (those under /usr are there already)."""
     args: list[str] = []
     for folder in folders:
@@ -317,11 +318,13 @@ def _host_folders(folders: list[str]) -> list[str]:
             continue
         for parent in reversed(Path(folder).parents[:-1]):  # traversable by the agent
             args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", folder, folder]
+        args += trees.bind(folder, folder) if trees else ["--ro-bind", folder, folder]
     return args
 
 
-def _gpu_mounts(gpus: tuple[Gpu, ...], system_root: bool = False) -> list[str]:
+def _gpu_mounts(
+    gpus: tuple[Gpu, ...], system_root: bool = False, trees: PrivateTrees | None = None
+) -> list[str]:
     """The device nodes of the sample's own GPUs (no other GPU's), and the driver's."""
     args: list[str] = []
     nodes = [gpu.node for gpu in gpus if gpu.node is not None and gpu.node.exists()]
@@ -332,9 +335,10 @@ def _gpu_mounts(gpus: tuple[Gpu, ...], system_root: bool = False) -> list[str]:
         # of their own (on LD_LIBRARY_PATH and PATH), never the host's whole /usr/lib
         args += ["--perms", "0755", "--dir", SANDBOX_DRIVER]
         for path in driver_files():
-            args += ["--ro-bind", str(path), f"{SANDBOX_DRIVER}/{path.name}"]
+            place = f"{SANDBOX_DRIVER}/{path.name}"
+            args += trees.bind(str(path), place) if trees else ["--ro-bind", str(path), place]
     else:
-        args += _host_folders([*driver_library_dirs(), *driver_tool_dirs()])
+        args += _host_folders([*driver_library_dirs(), *driver_tool_dirs()], trees)
     for path in ("/sys/bus/pci", "/sys/devices"):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
@@ -386,7 +390,9 @@ def bwrap_command(
 ) -> list[str]:
     """argv that starts the sandbox running the exec server on fd 3 (`host_paths`: what
     the environment uses of the host besides itself; `seccomp_fd`: a filter for bwrap to
-    load, see `_seccomp`)."""
+    load, see `_seccomp`). The shared read-only trees are seen through overlays of the
+    sample's own (`_private_trees`), mounted before bwrap starts."""
+    trees = PrivateTrees(dirs.root / "trees")
     args = [
         bwrap,
         "--die-with-parent",
@@ -419,13 +425,10 @@ def bwrap_command(
     # parents that bwrap would otherwise create root-only
     for d in ("/home", "/opt", "/opt/labcoat", "/var"):
         args += ["--perms", "0755", "--dir", d]
-    args += _system_mounts(config)
-    args += _etc_mounts(config, dirs)
+    args += _system_mounts(config, trees)
+    args += _etc_mounts(config, dirs, trees)
+    args += ["--proc", "/proc", *trees.proc_args(), "--dev", "/dev", *trees.dev_args()]
     args += [
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
         # the sandbox's own POSIX message queues, visible (and removable) as files
         "--mqueue",
         "/dev/mqueue",
@@ -449,25 +452,28 @@ def bwrap_command(
     ]
     args += ["--bind", str(dirs.root_home), "/root"]
     if python.sandbox_prefix != str(python.host_prefix):
-        args += ["--ro-bind", str(python.host_prefix), python.sandbox_prefix]
+        args += trees.bind(str(python.host_prefix), python.sandbox_prefix)
     if env_dir is not None:
-        args += ["--ro-bind", str(env_dir), SANDBOX_ENV]
-        args += _host_folders(list(host_paths))
+        args += trees.bind(str(env_dir), SANDBOX_ENV)
+        args += _host_folders(list(host_paths), trees)
     args += ["--perms", "0755", "--dir", SANDBOX_BIN]
     interpreter = f"{SANDBOX_ENV}/bin/python" if env_dir is not None else python.sandbox_executable
     for name in ("python", "python3"):
         args += ["--symlink", interpreter, f"{SANDBOX_BIN}/{name}"]
-    args += ["--ro-bind", server_source, SANDBOX_SERVER]
+    args += trees.bind(server_source, SANDBOX_SERVER)
     if nests_agent_code(config):
-        args += ["--ro-bind", _agent_jail.__file__, SANDBOX_AGENT_JAIL]
+        args += trees.bind(_agent_jail.__file__, SANDBOX_AGENT_JAIL)
     for bind in config.binds:
         # folders bwrap makes for a mount point are root-only; made first, traversable
         # (one that exists already keeps its mode): the agent runs builds rootless
         for parent in reversed(Path(bind.target).parents[:-1]):
             args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--bind" if bind.writable else "--ro-bind", bind.source, bind.target]
+        if bind.writable:  # shared on purpose: the task asked for it
+            args += ["--bind", bind.source, bind.target]
+        else:
+            args += trees.bind(bind.source, bind.target)
     if config.gpus and gpus:
-        args += _gpu_mounts(gpus, system_root=bool(config.system_root))
+        args += _gpu_mounts(gpus, system_root=bool(config.system_root), trees=trees)
     for path in hidden_paths(python):
         args += ["--tmpfs", path]
     # the root itself (and the /etc, /opt, /home it holds) is read-only once built, and
@@ -479,6 +485,7 @@ def bwrap_command(
     args += ["--chdir", "/", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"]
     if python.library_path:
         args += ["--setenv", "LD_LIBRARY_PATH", python.library_path]
+    args = [*trees.launcher(), *args]
     mapping = mapped()
     if mapping is not None:  # bwrap starts as root of a namespace mapping the range
         args = [*mapping.launcher(), *args]
