@@ -171,3 +171,19 @@ def test_in_its_own_v2_cgroup_labcoat_moves_into_a_leaf(
     again = _limits.create_cgroup("labcoat-sample-y", _limits.Wanted(memory_mb=64, pids=64))
     assert again is not None and again.dirs == [scope / "labcoat-sample-y"]
     assert _limits.existing_cgroup("labcoat-sample-y") == again
+
+
+def test_private_overlays_mount_here_and_a_refusal_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The probe mounts a real overlay as whoever runs the tests (Linux 5.11+ lets an
+    ordinary user); where the launcher falls back to a bind, `check` names the channel."""
+    from labcoat.sandbox import _guarantees
+
+    _guarantees.overlay_problem.cache_clear()
+    assert _guarantees.overlay_problem() is None
+    monkeypatch.setattr(_guarantees, "overlay_problem", lambda: "/x is shared (overlay: EPERM)")
+    weaker = _guarantees.guarantees_here().weaker
+    assert any(line.startswith("shared read-only trees are bound, not overlaid") for line in weaker)
+    # only root makes a sample's own /dev nodes
+    assert any("/dev nodes" in line for line in weaker) == (os.geteuid() != 0)

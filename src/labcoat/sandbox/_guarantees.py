@@ -8,9 +8,12 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labcoat.sandbox import _trees_exec
 from labcoat.sandbox._disk import disk_mode, fuse_problem
 from labcoat.sandbox._layout import Isolation, isolation
 from labcoat.sandbox._limits import limits_here
@@ -69,12 +72,44 @@ def guarantees_here() -> Guarantees:
             "can go past it — an ext4 image gives a hard quota (root's loop device, or "
             "FUSE: " + (fuse_problem(mode is not Isolation.ONE_USER) or "usable") + ")"
         )
+    if os.geteuid() != 0:
+        weaker.append(
+            "samples share the host's /dev nodes (null, zero, urandom, ...), and a lock on "
+            "one is seen by every sample: a channel between samples (docs/sandbox.md, "
+            "'What samples share') — only root makes each sample its own nodes"
+        )
+    overlay = overlay_problem()
+    if overlay:
+        weaker.append(
+            f"shared read-only trees are bound, not overlaid ({overlay}): a lock on one of "
+            "their files is seen by every sample — Linux 5.11 or later gives ordinary "
+            "users overlays"
+        )
     if mode is not Isolation.ROOT:
         weaker.append(
             "task images whose build steps use apt need a Debian root file system, which "
             "only root builds"
         )
     return Guarantees(mode, limits, disk, weaker)
+
+
+@functools.cache
+def overlay_problem() -> str | None:
+    """Why a sample's private overlays of the shared trees fall back to binds here (the
+    launcher's own words), or None where they mount."""
+    with tempfile.TemporaryDirectory(prefix="labcoat-overlay-probe-") as folder:
+        staging, tree = Path(folder, "staging"), Path(folder, "tree")
+        staging.mkdir()
+        tree.mkdir()
+        argv = [sys.executable, "-I", "-S", _trees_exec.__file__, str(staging), "0", str(tree)]
+        try:
+            done = subprocess.run([*argv, "--", "true"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as ex:
+            return str(ex)
+    said = done.stderr.strip()
+    if done.returncode != 0:
+        return said or f"exit {done.returncode}"
+    return said.removeprefix("labcoat trees: ") or None
 
 
 @functools.cache
