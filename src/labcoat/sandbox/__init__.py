@@ -12,8 +12,8 @@ new module joins it here:
                _resolver _pip_adapt _pip_config
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
-    command    _command _system_mounts _seccomp _agent_jail _private_trees _trees_exec
-    layout     _layout _machine _userns _userns_exec _guarantees
+    command    _command _system_mounts _seccomp _agent_jail _private_trees
+    layout     _layout _machine _userns _userns_exec _trees_exec _guarantees
     config     _config _image_spec _requirements _built _paths _gpus _limits _disk
 
 - config: what a sample asks for (`BwrapConfig`, environments, images), the paths
