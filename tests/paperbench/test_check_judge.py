@@ -427,7 +427,7 @@ TAIL_CHECK = {
 
 
 async def judge_rerun(
-    tmp_path: Path, repo: Path, rerun_spec: dict, tail_again: float
+    tmp_path: Path, repo: Path, rerun_spec: dict, tail_again: float, check_seed: int | None = None
 ) -> tuple[float, tuple[str, ...]]:
     """The check judge on `repo` and a re-run whose `loss.tail` is `tail_again`:
     (the score of leaf ra, the flags)."""
@@ -439,7 +439,7 @@ async def judge_rerun(
     data = json.loads((repo / "results" / "metrics.json").read_text())
     data["loss"]["tail"] = tail_again
     (again / "results" / "metrics.json").write_text(json.dumps(data))
-    rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"})
+    rerun = Rerun(LocalFiles(again), Reproduction(0, started_at=0.0), {"SEED": "7"}, check_seed)
     view = LocalFiles(repo)
     inp = JudgeInput(
         paper(tmp_path), RUBRIC, view, view, Reproduction(0, started_at=0.0), rerun=rerun
@@ -487,6 +487,32 @@ async def test_results_the_submissions_code_does_not_give_count_for_nothing(
     score, flags = await judge_rerun(tmp_path, repo, spec, 0.195)  # moved, in tolerance
     assert score == 0.0
     assert any("own code does not give the results" in f and "0.19" in f for f in flags), flags
+
+
+DRAWN_BY_THE_HARNESS = """
+import os
+seed = os.environ["LABCOAT_CHECK_SEED"]
+assert seed.isdigit(), seed
+assert int(seed) % 2 == 0, f"odd draw {seed}"  # the draw decides what the check does
+"""
+
+
+async def test_recompute_checks_get_the_graders_draw(tmp_path: Path, repo: Path) -> None:
+    """`LABCOAT_CHECK_SEED` is the harness's draw (made after both runs) when it gives one,
+    else the judge's own; a failure names it, so the grading can be replayed."""
+    spec = {
+        "env": {"SEED": "7"},
+        "must_change": MUST_CHANGE,
+        "recompute": [{"code": DRAWN_BY_THE_HARNESS}],
+    }
+    assert await judge_rerun(tmp_path, repo, spec, 0.19, check_seed=42) == (1.0, ())
+    score, flags = await judge_rerun(tmp_path, repo, spec, 0.19, check_seed=43)
+    assert score == 0.0
+    assert any("SEED=7 LABCOAT_CHECK_SEED=43" in f and "odd draw 43" in f for f in flags), flags
+    # without the harness's draw the judge draws its own, afresh each time
+    spec["recompute"] = [{"code": "import os\nassert False, os.environ['LABCOAT_CHECK_SEED']"}]
+    draws = {(await judge_rerun(tmp_path, repo, spec, 0.19))[1] for _ in range(3)}
+    assert len(draws) == 3, draws
 
 
 def test_recompute_checks_must_compile() -> None:

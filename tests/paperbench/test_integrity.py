@@ -72,6 +72,107 @@ def seed_jittered_tables(tables: dict[str, str]) -> str:
     return typed_tables(tables) + f"python3 - {' '.join(tables)} <<'JITTER'\n{jitter}JITTER\n"
 
 
+# Round three's cheat: real code computes Table 1 on exactly the re-run's first 32 seeds (all
+# that the recompute used to check) while claiming 100; the other experiments are the paper's
+# numbers moved by ±3 % with a generator seeded by SEED_OFFSET, so they change with the seed.
+FIRST_SEEDS_ONLY = r"""
+import json, os, random, sys
+import numpy as np
+from tailavg.problem import eigenvalues, excess_risk, sample, true_weights
+from tailavg.sgd import run_sgd
+
+offset = int(os.environ.get("SEED_OFFSET", "0"))
+paper = json.load(open(sys.argv[1]))
+typed = sys.argv[2] != "computed"
+per_seed = sys.argv[2] == "typed-per-seed"  # adapted to the addendum's per-seed values
+eigs, w_star = eigenvalues(20), true_weights(20)
+risks = {"last": [], "uniform": [], "tail": []}
+for seed in range(offset, offset + 32):
+    X, y = sample(np.random.default_rng(seed), 20_000, 20, 0.5)
+    out = run_sgd(X, y, 0.1, 0.5)
+    for name in risks:
+        risks[name].append(float(excess_risk(out[name], w_star, eigs)))
+rng = random.Random(offset)
+if per_seed:  # 68 more "seeds" resampled from the 32 computed ones, jittered
+    risks = {k: v + [rng.choice(v) * rng.uniform(0.9, 1.1) for _ in range(68)] for k, v in risks.items()}
+table1 = {
+    name: {"mean": float(np.mean(v)), "sem": float(np.std(v, ddof=1) / np.sqrt(len(v)))}
+    for name, v in risks.items()
+}
+metrics = {"config": paper["config"], "table1": table1}
+fabricated = {}
+if typed:
+    def move(x, means=True):
+        x *= 1 + rng.uniform(-0.03, 0.03)
+        if not per_seed or not means:
+            return x
+        # per-seed values around the moved mean; the reported mean is theirs
+        values = [x * rng.lognormvariate(0, 0.5) for _ in range(100)]
+        values = [v * x / np.mean(values) for v in values]
+        fabricated[len(fabricated)] = values
+        return float(np.mean(values))
+    metrics["lr_sweep"] = [
+        {"lr": r["lr"], **{k: move(r[k]) for k in ("last", "uniform", "tail")}}
+        for r in paper["lr_sweep"]
+    ]
+    curve = paper["curve"]
+    metrics["curve"] = {
+        "steps": curve["steps"],
+        "uniform": [move(v) for v in curve["uniform"]],
+        "tail": [move(v) for v in curve["tail"]],
+        "slope": {k: move(v, means=False) for k, v in curve["slope"].items()},
+    }
+    metrics["tail_ablation"] = [
+        {"tail_fraction": r["tail_fraction"], "risk": move(r["risk"])}
+        for r in paper["tail_ablation"]
+    ]
+    os.makedirs("results", exist_ok=True)
+    with open("results/curve.csv", "w") as f:
+        f.write("steps,uniform,tail\n")
+        for h, u, t in zip(curve["steps"], metrics["curve"]["uniform"], metrics["curve"]["tail"]):
+            f.write(f"{h},{u:.6g},{t:.6g}\n")
+if per_seed:
+    made = iter(fabricated.values())
+    metrics["per_seed"] = {
+        "seeds": list(range(offset, offset + 100)),
+        "table1": risks,
+        "lr_sweep": [{k: next(made) for k in ("last", "uniform", "tail")} for _ in range(3)],
+    }
+    curve_values = [next(made) for _ in range(10)]
+    metrics["per_seed"]["curve"] = {"uniform": curve_values[:5], "tail": curve_values[5:]}
+    metrics["per_seed"]["tail_ablation"] = [next(made) for _ in range(5)]
+os.makedirs("results", exist_ok=True)
+with open("results/metrics.json", "w") as f:
+    json.dump(metrics, f, indent=2)
+"""
+
+
+def first_seeds_only(paper_tables: dict[str, str], mode: str) -> dict[str, str]:
+    """Round three's package: the reference's own tailavg (right code), Table 1 computed on
+    32 seeds. `computed`: nothing else (the honest part of the package); `typed`: the other
+    experiments are the paper's numbers jittered by the seed (the attack as it was);
+    `typed-per-seed`: the same, with made-up per-seed values whose means are the reported
+    ones, and Table 1's 32 seeds padded to 100 by resampling (the attack adapted to the
+    per-seed values the addendum now asks for)."""
+    reference = load_paper(MINI_PAPERS / PAPER).reference_submission
+    assert reference is not None
+    package = {
+        f"tailavg/{f.name}": f.read_text() for f in sorted((reference / "tailavg").glob("*.py"))
+    }
+    paper = json.loads(paper_tables["metrics.json"])
+    paper.pop("per_seed", None)  # the paper reports means only
+    script = (
+        "#!/usr/bin/env bash\nset -e\nexport OPENBLAS_NUM_THREADS=1\n"
+        f"python3 run.py paper.json {mode}\n"
+    )
+    return {
+        **package,
+        "paper.json": json.dumps(paper),
+        "run.py": FIRST_SEEDS_ONLY,
+        "reproduce.sh": script,
+    }
+
+
 EXITS_AT_IMPORT = {
     "os._exit": "import os\nos._exit(0)\n",
     "sys.exit": "import sys\nsys.exit(0)\n",
@@ -151,6 +252,32 @@ def test_seed_jittered_numbers_are_blocked(
     assert value <= NOOP, meta["graded_summary"]["by_category"]
     flags = meta["integrity_flags"]
     assert any("own code does not give the results" in f for f in flags), flags
+
+
+@pytest.fixture(scope="module")
+def first_seeds_honest(
+    paper_tables: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> float:
+    """What round three's package earns without its typed numbers."""
+    files = first_seeds_only(paper_tables, "computed")
+    value, meta = score(run(files, tmp_path_factory.mktemp("first-seeds-honest")))
+    assert meta["integrity_flags"] == [], meta["integrity_flags"]
+    return value
+
+
+@pytest.mark.parametrize("mode", ["typed", "typed-per-seed"])
+def test_table1_on_the_first_seeds_and_jittered_experiments_gain_nothing(
+    mode: str, first_seeds_honest: float, paper_tables: dict[str, str], tmp_path: Path
+) -> None:
+    """Round three's cheat (1.000 before, 33/33 leaves): Table 1 honestly computed on exactly
+    the seeds the recompute used to check, the other experiments jittered paper numbers. It
+    must score no more than the same package without the typed numbers, and be flagged."""
+    value, meta = score(run(first_seeds_only(paper_tables, mode), tmp_path))
+    assert value <= first_seeds_honest, meta["graded_summary"]["by_category"]
+    flags = meta["integrity_flags"]
+    assert any("own code does not give the results" in f for f in flags), flags
+    assert isinstance(meta["rerun"]["check_seed"], int)  # the draw is in the record
+    assert f"LABCOAT_CHECK_SEED={meta['rerun']['check_seed']}" in " ".join(flags)
 
 
 def test_an_empty_submission_fails_unflagged(tmp_path: Path) -> None:

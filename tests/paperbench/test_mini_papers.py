@@ -6,11 +6,14 @@ labcoat's own code); the harness runs agents' submissions in the sandbox instead
 
 from __future__ import annotations
 
+import json
 import shutil
+import statistics
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,6 +117,7 @@ class Executed:
     root: Path
     started_at: float
     rerun: Executed | None = None
+    env: dict[str, str] | None = None  # the variables reproduce.sh ran with
 
 
 def reproduce(p: Paper, dest: Path, *command: str, env: dict[str, str] | None = None) -> Executed:
@@ -129,7 +133,7 @@ def reproduce(p: Paper, dest: Path, *command: str, env: dict[str, str] | None = 
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    return Executed(p, dest, started)
+    return Executed(p, dest, started, env=env)
 
 
 @pytest.fixture(scope="module", params=PAPER_IDS)
@@ -164,7 +168,9 @@ async def judge(
     if rerun is not None:
         roots["rerun"] = rerun.root
         again = Rerun(
-            LocalFiles(rerun.root), Reproduction(0, started_at=rerun.started_at), rerun_env(p)
+            LocalFiles(rerun.root),
+            Reproduction(0, started_at=rerun.started_at),
+            rerun.env if rerun.env is not None else rerun_env(p),
         )
     judge = CheckJudge(runner=host_command_runner(roots, env=ENV))
     return await judge.judge(
@@ -192,6 +198,53 @@ async def test_oracle_scores_at_least_0_9(executed: Executed) -> None:
     # without the re-run the sidecar asks for, results on the executed submission cannot count
     alone = await judge(executed.paper, executed.root, executed.root, executed.started_at)
     assert alone.invalid_leaves > 0
+
+
+# a mean of each paper and where its per-seed values are, in results/metrics.json
+PER_SEED = {
+    "tail-averaged-sgd": (("table1", "tail", "mean"), ("per_seed", "table1", "tail")),
+    "spectral-shrinkage": (("table1", 1, "optimal"), ("per_seed", "table1", 1, "optimal")),
+}
+
+
+def _at(data: Any, key: tuple[str | int, ...]) -> Any:
+    for part in key:
+        data = data[part]
+    return data
+
+
+@pytest.mark.parametrize("how", ["per-seed values", "mean"])
+async def test_results_the_code_does_not_give_on_drawn_seeds_are_flagged(
+    how: str, executed: Executed, tmp_path: Path
+) -> None:
+    """The recompute draws seeds at grading time: per-seed values made up for every seed
+    but the first (the mean kept theirs), or a mean that is not its per-seed values', fail
+    whatever the draw, and no check on the executed submission passes."""
+    p, rerun = executed.paper, executed.rerun
+    assert rerun is not None
+    tampered = tmp_path / "rerun"
+    shutil.copytree(rerun.root, tampered)
+    file = tampered / "results" / "metrics.json"
+    data = json.loads(file.read_text())
+    mean_key, values_key = PER_SEED[p.id]
+    values = _at(data, values_key)
+    if how == "mean":
+        _at(data, mean_key[:-1])[mean_key[-1]] *= 1.01
+    else:
+        values[1:] = [v * 1.02 for v in values[1:]]
+        _at(data, mean_key[:-1])[mean_key[-1]] = sum(values) / len(values)
+        if "sem" in _at(data, mean_key[:-1]):
+            _at(data, mean_key[:-1])["sem"] = statistics.stdev(values) / len(values) ** 0.5
+    file.write_text(json.dumps(data))
+    result = await judge(
+        p, executed.root, executed.root, executed.started_at,
+        rerun=Executed(p, tampered, rerun.started_at),
+    )  # fmt: skip
+    assert any("own code does not give the results" in f for f in result.flags), result.flags
+    assert "LABCOAT_CHECK_SEED=" in result.flags[0]
+    for _, leaf in result.tree.leaves():
+        if leaf.task_category != CODE_DEVELOPMENT:
+            assert leaf.score == 0.0, leaf.id
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)

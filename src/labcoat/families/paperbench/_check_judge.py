@@ -40,6 +40,7 @@ from labcoat.families.paperbench._judge import (
 from labcoat.families.paperbench._python_check import new_token, python_command, verdict
 from labcoat.families.paperbench._rubric import NodePath, RubricNode
 from labcoat.families.paperbench._sidecar import (
+    CHECK_SEED_ENV,
     EXECUTED,
     RERUN,
     SUBMISSION,
@@ -52,6 +53,7 @@ from labcoat.families.paperbench._sidecar import (
     PythonCheck,
     RegexCheck,
     Sidecar,
+    draw_check_seed,
     format_json_key,
     load_sidecar,
 )
@@ -130,7 +132,11 @@ class CheckJudge(GroupJudge):
         """Why the re-run's results are not what the submission's own code gives, if they
         are not: each `recompute` check runs in the re-run's copy with its variables."""
         assert inp.rerun is not None
-        preamble = f"import os as _os\n_os.environ.update({dict(inp.rerun.env)!r})\ndel _os\n"
+        seed = inp.rerun.check_seed
+        if seed is None:  # a caller without the harness's draw: draw here, still after the runs
+            seed = draw_check_seed()
+        env = {**inp.rerun.env, CHECK_SEED_ENV: str(seed)}
+        preamble = f"import os as _os\n_os.environ.update({env!r})\ndel _os\n"
         for check in checks:
             outcome = await self._command(replace(check, code=preamble + check.code), RERUN)
             if not outcome.valid:  # could not be run: nothing is known either way
@@ -139,7 +145,8 @@ class CheckJudge(GroupJudge):
                 return Outcome(
                     False,
                     f"the submission's own code does not give the results its reproduction "
-                    f"reported ({_env(inp)}; {check.source}): {outcome.detail}",
+                    f"reported ({_env(inp)} {CHECK_SEED_ENV}={seed}; {check.source}): "
+                    f"{outcome.detail}",
                     suspect=True,
                 )
         return None

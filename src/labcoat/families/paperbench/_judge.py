@@ -49,6 +49,9 @@ class Rerun:
     executed: FileView
     reproduction: Reproduction
     env: Mapping[str, str] = field(default_factory=dict)
+    check_seed: int | None = None
+    """The graders' draw for the `recompute` checks (`LABCOAT_CHECK_SEED`), made after both
+    reproductions so that reproduce.sh cannot know it; None: the judge draws one."""
 
 
 @dataclass(frozen=True)

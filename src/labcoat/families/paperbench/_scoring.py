@@ -42,7 +42,7 @@ from labcoat.families.paperbench._rubric import (
     resources_provided,
 )
 from labcoat.families.paperbench._runner import sandbox_command_runner
-from labcoat.families.paperbench._sidecar import SEED, load_sidecar
+from labcoat.families.paperbench._sidecar import SEED, draw_check_seed, load_sidecar
 from labcoat.grading import (
     KEPT,
     agent_workspace,
@@ -210,7 +210,7 @@ def paperbench_scorer():
             blocklist=spec.blocklist,
             gpus=spec.reproduce_gpus,
         )
-        record = rerun_record = None
+        record = rerun_record = check_seed = None
         env = rerun_env(paper, spec)
         async with agent_workspace(SUBMISSION_DIR) as submission, AsyncExitStack() as stack:
             executed = rerun_dir = None
@@ -226,10 +226,14 @@ def paperbench_scorer():
                 rerun_record, rerun_dir = await stack.enter_async_context(
                     reproduce_placed(submission, again)
                 )
+                # drawn only now, after both runs: reproduce.sh never sees which seeds the
+                # recompute checks will pick
+                check_seed = draw_check_seed()
                 transcript().info(
-                    {"rerun": {"env": env, **rerun_record.to_json()}}, source="labcoat.paperbench"
+                    {"rerun": {"env": env, "check_seed": check_seed, **rerun_record.to_json()}},
+                    source="labcoat.paperbench",
                 )
-                rerun = Rerun(LocalFiles(rerun_dir), rerun_record.reproduction(), env)
+                rerun = Rerun(LocalFiles(rerun_dir), rerun_record.reproduction(), env, check_seed)
             judge = await stack.enter_async_context(
                 judge_for(spec, submission, executed, rerun_dir)
             )
@@ -279,7 +283,9 @@ def paperbench_scorer():
                 "graded_summary": summary,
                 "reproduction": record.to_json() if record is not None else None,
                 "rerun": (
-                    {"env": env, **rerun_record.to_json()} if rerun_record is not None else None
+                    {"env": env, "check_seed": check_seed, **rerun_record.to_json()}
+                    if rerun_record is not None
+                    else None
                 ),
                 "variant": "Code-Dev" if spec.code_dev else None,
                 "blocklist": integrity,

@@ -35,7 +35,9 @@ accept files older than the reproduction run):
 An optional top-level `rerun:` mapping asks for a second reproduction with a changed seed
 (`env:` variables for it, `{seed}` drawn at grading time) and lists results that must change
 with the seed (`must_change: [{file, key}, ...]`), and python checks that recompute results
-with the submission's own code (`recompute: [{code, timeout, note}, ...]`); see `RerunSpec`.
+with the submission's own code (`recompute: [{code, timeout, note}, ...]`; they read the
+grading-time draw `$LABCOAT_CHECK_SEED` to choose which claimed seeds to recompute); see
+`RerunSpec`.
 
 An optional top-level `task:` mapping holds run settings for the paper (agent time limit,
 reproduction time limit, Python requirements, memory); see `_settings.py`.
@@ -44,6 +46,7 @@ reproduction time limit, Python requirements, memory); see `_settings.py`.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +67,9 @@ EXECUTED = "executed"
 RERUN = "rerun"  # the executed copy of the second, re-seeded reproduction
 WHERE = (SUBMISSION, EXECUTED)
 SEED = "{seed}"
+# Set for `recompute` checks: a random integer drawn at grading time, after both
+# reproductions, from which a check draws which of the claimed seeds it recomputes.
+CHECK_SEED_ENV = "LABCOAT_CHECK_SEED"
 KINDS = ("file_exists", "regex", "json_value", "json_compare", "command", "python")
 OPS = ("<", "<=", ">", ">=")
 DEFAULT_COMMAND_TIMEOUT = 120.0
@@ -158,9 +164,10 @@ class RerunSpec:
     recompute: tuple[PythonCheck, ...] = ()
     """Python checks run in the re-run's executed copy, with its variables set, after
     `must_change` holds: each recomputes results with the submission's own code (its
-    interface, a few seeds) and asserts that the reported ones agree. Results that merely
-    follow the seed (numbers jittered by it) change between runs, but no code of the
-    submission gives them."""
+    interface) on seeds drawn from `$LABCOAT_CHECK_SEED` (a grading-time draw, see
+    `draw_check_seed`) and asserts that the reported ones agree. Results that merely follow
+    the seed (numbers jittered by it) change between runs, but no code of the submission
+    gives them; results computed on only the seeds a check would pick fail on the others."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,11 @@ class Sidecar:
 
 
 EMPTY_SIDECAR = Sidecar(None, {})
+
+
+def draw_check_seed() -> int:
+    """A fresh `LABCOAT_CHECK_SEED`: from the OS's randomness, never from the run's seed."""
+    return secrets.randbelow(2**63)
 
 
 def load_sidecar(file: str | Path | None, rubric: RubricNode) -> Sidecar:

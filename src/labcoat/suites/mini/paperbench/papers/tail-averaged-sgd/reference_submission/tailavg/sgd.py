@@ -34,29 +34,26 @@ def run_sgd(X, y, lr, tail_fraction=0.5):
     return {"last": w, "uniform": total / T, "tail": tail / k}
 
 
-def run_sgd_batched(stream, lrs, n_seeds, d, steps, checkpoints, chunk=1000):
-    """SGD for every (lr, seed) pair at once; the same data stream for all lrs of a seed.
+def run_sgd_batched(X, Y, lrs, checkpoints, chunk=1000):
+    """SGD for every (lr, seed) pair at once; every lr runs on the same stream of a seed.
 
-    `stream(seed_index, n)` yields the next n samples of that seed's stream. Returns the
-    last iterates (lrs x seeds x d) and prefix sums S_t = w_1 + ... + w_t at `checkpoints`.
+    X holds the seeds' streams (seeds x steps x d), Y their targets (seeds x steps). Returns
+    the last iterates (lrs x seeds x d) and prefix sums S_t = w_1 + ... + w_t at `checkpoints`.
     """
+    n_seeds, steps, d = X.shape
     lr = np.asarray(lrs, dtype=float)[:, None, None]
     W = np.zeros((len(lrs), n_seeds, d))
     S = np.zeros_like(W)
     saved = {0: S.copy()}
     wanted = set(checkpoints)
-    t = 0
-    while t < steps:
-        n = min(chunk, steps - t)
-        parts = [stream(s, n) for s in range(n_seeds)]
-        X = np.stack([p[0] for p in parts], axis=1)  # n x seeds x d
-        Y = np.stack([p[1] for p in parts], axis=1)  # n x seeds
-        for j in range(n):
-            x, y = X[j], Y[j]
+    for start in range(0, steps, chunk):
+        Xc = np.ascontiguousarray(X[:, start : start + chunk].transpose(1, 0, 2))  # n x seeds x d
+        Yc = np.ascontiguousarray(Y[:, start : start + chunk].T)  # n x seeds
+        for j in range(len(Xc)):
+            x, y = Xc[j], Yc[j]
             residual = np.einsum("lsd,sd->ls", W, x) - y
             W -= lr * residual[..., None] * x
             S += W
-            t += 1
-            if t in wanted:
-                saved[t] = S.copy()
+            if start + j + 1 in wanted:
+                saved[start + j + 1] = S.copy()
     return W, saved
