@@ -11,6 +11,7 @@ from labcoat.grading._keep import (
     KEPT,
     find_manifest,
     keep_workspace,
+    kept_flags,
     restore_workspace,
 )
 from labcoat.grading._placement import (
@@ -42,6 +43,7 @@ __all__ = [
     "grader_placement",
     "grader_session",
     "keep_workspace",
+    "kept_flags",
     "network_attempts",
     "pack_tree",
     "restore_workspace",

@@ -67,6 +67,21 @@ def within_budget(timeout: float) -> float:
     return max(MIN_OPERATION_S, min(timeout, deadline - time.monotonic()))
 
 
+def budget_left() -> float | None:
+    """Seconds left of the scoring budget (None: none is open)."""
+    deadline = _deadline.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def budget_share(timeout: float, share: float) -> float:
+    """`timeout`, cut to `share` of what is left of the scoring budget (when one is open):
+    for a step before the grader, which must leave the grader its time."""
+    left = budget_left()
+    if left is None:
+        return timeout
+    return max(MIN_OPERATION_S, min(timeout, left * share))
+
+
 def budgeted(score: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
     """A scorer function that runs inside `scoring_budget()`."""
 

@@ -11,10 +11,13 @@ failure is logged and returned as `{"error": ...}` for the score's metadata.
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,9 +30,14 @@ from inspect_ai.util import sandbox, store
 from labcoat._errors import LabcoatError
 from labcoat._util.env import env_value
 from labcoat._version import __version__
+from labcoat.grading._budget import budget_share
+from labcoat.grading._bytecode import TIMEOUT_S as BYTECODE_SECONDS
+from labcoat.grading._bytecode import bytecode_flags, remove_bytecode
 from labcoat.grading._keepstore import (
     DEFAULT_EXCLUDE,
     Caps,
+    KeepStopped,
+    Tree,
     excluded,
     manifest_path,
     materialize,
@@ -52,6 +60,11 @@ STORE_ROOT = "workspaces"
 DEFAULT_FILE_MB = 100.0
 DEFAULT_SAMPLE_MB = 1024.0
 MB = 1024 * 1024
+KEEP_SECONDS = 60.0
+"""The longest a keep may take (at most `KEEP_SHARE` of what is left of the scoring
+budget): a workspace may delay its score by seconds, never stop it."""
+KEEP_SHARE = 0.25
+BYTECODE_SHARE = 0.1
 
 
 def caps() -> Caps:
@@ -86,12 +99,23 @@ async def keep_workspace(
     """Keep `path` of the agent's sandbox (None: no workspace, the submission alone),
     `state.output.completion` and the store entries `store_keys`; what to put in the
     score's metadata under `KEPT`. `submission`: the family grades the completion, so
-    the metadata shows it too."""
+    the metadata shows it too.
+
+    First the workspace is made what the keep saves: its bytecode is removed (the
+    grader then runs the sources that are kept; `_bytecode`), also when nothing is kept.
+    Bounded: caps judge every file before it is read, and the walk stops (nothing kept)
+    at `KEEP_SECONDS` or its share of the scoring budget, or when the scorer is
+    cancelled."""
+    settled: dict[str, Any] = {}
+    if path is not None:
+        outcome = await remove_bytecode(path, budget_share(BYTECODE_SECONDS, BYTECODE_SHARE))
+        settled["bytecode_removed"] = outcome["removed"]
+        settled.update({f"bytecode_{k}": v for k, v in outcome.items() if k != "removed"})
     replayed = store().get(REPLAYED)
     if replayed:  # a regrade: the workspace is the kept one, already saved
-        return {"manifest": replayed, "replayed": True}
+        return {"manifest": replayed, "replayed": True, **settled}
     if env_value("LABCOAT_KEEP_WORKSPACES", "1") == "0":
-        return {"error": "not kept (LABCOAT_KEEP_WORKSPACES=0)"}
+        return {"error": "not kept (LABCOAT_KEEP_WORKSPACES=0)", **settled}
     completion = state.output.completion if state.output else ""
     try:
         root = store_root()
@@ -99,11 +123,12 @@ async def keep_workspace(
         body: dict[str, Any] = {}
         if path is not None:
             async with agent_workspace(path) as host:
-                tree = await anyio.to_thread.run_sync(save_tree, host, root, caps(), exclude)
+                tree = await _save_bounded(host, root, exclude)
             body = {
                 "files": tree.files,
                 "links": tree.links,
                 "dirs": tree.dirs,
+                "hardlinks": tree.hardlinks,
                 "by_reference": tree.by_reference,
                 "excluded": tree.excluded,
                 "skipped": tree.skipped,
@@ -123,18 +148,44 @@ async def keep_workspace(
             **body,
         }
         written = await anyio.to_thread.run_sync(write_manifest, root, state.uuid, manifest)
+    except KeepStopped as ex:  # a part of a workspace would regrade what was not graded
+        logger.warning("did not keep the workspace of sample %s: %s", state.sample_id, ex)
+        return {"error": f"not kept: the walk stopped ({ex})", **settled}
     except Exception as ex:  # never the score's failure: say so beside it
         logger.warning("could not keep the workspace of sample %s: %s", state.sample_id, ex)
-        return {"error": f"{type(ex).__name__}: {ex}"}
+        return {"error": f"{type(ex).__name__}: {ex}", **settled}
     kept: dict[str, Any] = {
         "manifest": f"{STORE_ROOT}/{written.relative_to(root).as_posix()}",
         "files": len(body.get("files", {})),
         "bytes": sum(e["size"] for e in body.get("files", {}).values()),
+        "hardlinks": len(body.get("hardlinks", {})),
         "by_reference": sorted(body.get("by_reference", {})),
+        **settled,
     }
     if submission:
         kept["submission"] = completion
     return kept
+
+
+def kept_flags(kept: dict[str, Any]) -> list[str]:
+    """Integrity flags of a keep (`keep_workspace`'s result): bytecode that may have
+    stayed in the workspace the grader read."""
+    outcome = {k.removeprefix("bytecode_"): v for k, v in kept.items() if k.startswith("bytecode_")}
+    return bytecode_flags(outcome)
+
+
+async def _save_bounded(host: Path, root: Path, exclude: tuple[str, ...]) -> Tree:
+    """`save_tree` in a worker thread that stops at its deadline, or soon after the
+    scorer is cancelled (the thread is abandoned at once and told to stop)."""
+    deadline = time.monotonic() + budget_share(KEEP_SECONDS, KEEP_SHARE)
+    cancel = threading.Event()
+    save = functools.partial(save_tree, deadline=deadline, cancel=cancel)
+    try:
+        return await anyio.to_thread.run_sync(
+            save, host, root, caps(), exclude, abandon_on_cancel=True
+        )
+    finally:
+        cancel.set()
 
 
 def find_manifest(log_dir: Path, sample_uuid: str) -> Path | None:

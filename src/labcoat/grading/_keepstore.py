@@ -16,8 +16,12 @@ import fnmatch
 import hashlib
 import json
 import os
+import shutil
 import stat
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,9 +38,16 @@ CHUNK = 1 << 20
 @dataclass(frozen=True)
 class Caps:
     file_bytes: int
-    """A file larger than this is kept by reference (path, size, sha256; no bytes)."""
+    """A file larger than this is kept by reference (path, size; never read)."""
     sample_bytes: int
     """Once a sample's kept bytes would pass this, its further files are kept by reference."""
+    entries: int = 100_000
+    """A workspace with more files, folders and links than this is not kept at all."""
+
+
+class KeepStopped(Exception):
+    """The walk stopped before the end (out of time, cancelled, too many entries): a
+    manifest of part of a workspace would regrade something that was not graded."""
 
 
 @dataclass
@@ -46,11 +57,30 @@ class Tree:
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
     dirs: dict[str, int] = field(default_factory=dict)
+    hardlinks: dict[str, str] = field(default_factory=dict)
+    """A further name of a file already walked (its path): restored as a hard link."""
     by_reference: dict[str, dict[str, Any]] = field(default_factory=dict)
     excluded: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     kept_bytes: int = 0
     new_bytes: int = 0
+    entries: int = 0
+    inodes: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """When a walk must stop: checked before every entry and every chunk read."""
+
+    caps: Caps
+    deadline: float | None
+    cancel: threading.Event | None
+
+    def check(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise KeepStopped("cancelled")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise KeepStopped("out of time")
 
 
 def excluded(rel: str, patterns: tuple[str, ...]) -> bool:
@@ -64,11 +94,34 @@ def excluded(rel: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def sha256_of(path: Path) -> str:
+def _read_chunks(fd: int, size: int, limits: _Limits | None) -> Iterator[bytes]:
+    """The file's `size` bytes; a file that is not that size any more raises OSError."""
+    left = size
+    while left > 0:
+        if limits is not None:
+            limits.check()
+        chunk = os.read(fd, min(CHUNK, left))
+        if not chunk:
+            raise OSError(f"shrank while read (expected {size} bytes)")
+        left -= len(chunk)
+        yield chunk
+    if os.read(fd, 1):
+        raise OSError(f"grew while read (expected {size} bytes)")
+
+
+def _open(path: Path) -> int:
+    # no link followed, a FIFO put in its place cannot block
+    return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+
+
+def sha256_of(path: Path, size: int | None = None, limits: _Limits | None = None) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(CHUNK):
+    fd = _open(path)
+    try:
+        for chunk in _read_chunks(fd, os.fstat(fd).st_size if size is None else size, limits):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -92,50 +145,89 @@ def _atomic_write(target: Path, write: Any) -> None:
         raise
 
 
-def _store_blob(root: Path, source: Path, sha: str) -> bool:
+def _store_blob(root: Path, source: Path, sha: str, size: int, limits: _Limits) -> bool:
     """Copy `source` in as blob `sha` unless it is there; whether bytes were written."""
     target = blob_path(root, sha)
     if target.exists():
         return False
 
     def copy(out: Any) -> None:
-        with source.open("rb") as f:
-            while chunk := f.read(CHUNK):
+        digest = hashlib.sha256()
+        fd = _open(source)
+        try:
+            for chunk in _read_chunks(fd, size, limits):
+                digest.update(chunk)
                 out.write(chunk)
+        finally:
+            os.close(fd)
+        if digest.hexdigest() != sha:
+            raise OSError("changed while kept")
 
     _atomic_write(target, copy)
     return True
 
 
-def save_tree(source: Path, root: Path, caps: Caps, exclude: tuple[str, ...]) -> Tree:
+def save_tree(
+    source: Path,
+    root: Path,
+    caps: Caps,
+    exclude: tuple[str, ...],
+    *,
+    deadline: float | None = None,
+    cancel: threading.Event | None = None,
+) -> Tree:
     """Walk `source` and keep it in the store at `root` (symlinks are recorded, never
-    followed; sockets, FIFOs and unreadable files are named in `skipped`)."""
+    followed; sockets, FIFOs and unreadable files are named in `skipped`).
+
+    Bounded whatever the workspace holds: a file is judged by its size before it is read
+    (over a cap: kept by reference, never read), each inode is read once (a further hard
+    link is recorded as a link), at most `caps.entries` entries are walked, and the walk
+    stops (KeepStopped) at `deadline` (time.monotonic()) or when `cancel` is set.
+    """
     tree = Tree()
-    for here, dirnames, filenames in os.walk(source):
-        base = Path(here)
-        rel_base = base.relative_to(source).as_posix()
-        prefix = "" if rel_base == "." else rel_base + "/"
-        for name in sorted(dirnames):
-            rel, path = prefix + name, base / name
-            if excluded(rel, exclude):
-                tree.excluded.append(rel)
-                dirnames.remove(name)
-            elif path.is_symlink():
-                tree.links[rel] = os.readlink(path)
-                dirnames.remove(name)
-            else:
-                tree.dirs[rel] = stat.S_IMODE(path.lstat().st_mode)
-        dirnames.sort()
-        for name in sorted(filenames):
-            rel, path = prefix + name, base / name
-            if excluded(rel, exclude):
-                tree.excluded.append(rel)
-                continue
-            _keep_file(tree, rel, path, root, caps)
+    limits = _Limits(caps, deadline, cancel)
+    _walk(source, tree, root, limits, exclude)
     return tree
 
 
-def _keep_file(tree: Tree, rel: str, path: Path, root: Path, caps: Caps) -> None:
+def _listing(folder: Path, rel: str, tree: Tree, limits: _Limits) -> list[os.DirEntry[str]]:
+    """The folder's entries, counted against the cap as they are read (a folder of a
+    million names stops at the cap, not after listing them all)."""
+    entries = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                tree.entries += 1
+                if tree.entries > limits.caps.entries:
+                    raise KeepStopped(f"more than {limits.caps.entries} entries")
+                if tree.entries % 256 == 0:
+                    limits.check()
+                entries.append(entry)
+    except OSError as ex:
+        tree.skipped[rel or "."] = f"unreadable folder: {ex.strerror or ex}"
+    return sorted(entries, key=lambda e: e.name)
+
+
+def _walk(source: Path, tree: Tree, root: Path, limits: _Limits, exclude: tuple[str, ...]) -> None:
+    folders = [(source, "")]  # a stack, not recursion: depth is the agent's to choose
+    while folders:
+        folder, prefix = folders.pop()
+        limits.check()
+        below = []
+        for entry in _listing(folder, prefix.rstrip("/"), tree, limits):
+            rel, path = prefix + entry.name, Path(entry.path)
+            if excluded(rel, exclude):
+                tree.excluded.append(rel)
+            elif entry.is_dir(follow_symlinks=False):
+                tree.dirs[rel] = stat.S_IMODE(path.lstat().st_mode)
+                below.append((path, rel + "/"))
+            else:
+                _keep_file(tree, rel, path, root, limits)
+        folders.extend(reversed(below))
+
+
+def _keep_file(tree: Tree, rel: str, path: Path, root: Path, limits: _Limits) -> None:
+    limits.check()
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         tree.links[rel] = os.readlink(path)
@@ -143,23 +235,32 @@ def _keep_file(tree: Tree, rel: str, path: Path, root: Path, caps: Caps) -> None
     if not stat.S_ISREG(info.st_mode):
         tree.skipped[rel] = "not a regular file"
         return
+    if info.st_nlink > 1:  # one read per inode, however many names it has
+        first = tree.inodes.setdefault((info.st_dev, info.st_ino), rel)
+        if first != rel:
+            tree.hardlinks[rel] = first
+            return
+    caps, size = limits.caps, info.st_size
+    # judged before any read; a sparse file's allocated blocks are on record beside it
+    entry: dict[str, Any] = {"size": size, "mode": stat.S_IMODE(info.st_mode)}
+    if size > caps.file_bytes:
+        why = f"over the per-file cap ({caps.file_bytes} B)"
+    elif tree.kept_bytes + size > caps.sample_bytes:
+        why = f"over the per-sample cap ({caps.sample_bytes} B)"
+    else:
+        why = ""
+    if why:
+        tree.by_reference[rel] = {**entry, "allocated": info.st_blocks * 512, "why": why}
+        return
     try:
-        sha = sha256_of(path)
+        sha = sha256_of(path, size, limits)
+        if _store_blob(root, path, sha, size, limits):
+            tree.new_bytes += size
     except OSError as ex:
         tree.skipped[rel] = f"unreadable: {ex.strerror or ex}"
         return
-    entry = {"sha256": sha, "size": info.st_size, "mode": stat.S_IMODE(info.st_mode)}
-    if info.st_size > caps.file_bytes:
-        tree.by_reference[rel] = {**entry, "why": f"over the per-file cap ({caps.file_bytes} B)"}
-        return
-    if tree.kept_bytes + info.st_size > caps.sample_bytes:
-        why = f"over the per-sample cap ({caps.sample_bytes} B)"
-        tree.by_reference[rel] = {**entry, "why": why}
-        return
-    if _store_blob(root, path, sha):
-        tree.new_bytes += info.st_size
-    tree.kept_bytes += info.st_size
-    tree.files[rel] = entry
+    tree.kept_bytes += size
+    tree.files[rel] = {"sha256": sha, **entry}
 
 
 def write_manifest(root: Path, sample_uuid: str, manifest: dict[str, Any]) -> Path:
@@ -190,8 +291,14 @@ def materialize(manifest: dict[str, Any], root: Path, target: Path) -> list[str]
             continue
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(blob.read_bytes())
+        shutil.copyfile(blob, path)
         os.chmod(path, entry["mode"])
+    for rel, first in sorted((manifest.get("hardlinks") or {}).items()):
+        if not (target / first).is_file():  # its first name was not restored either
+            missing.append(rel)
+            continue
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.link(target / first, target / rel)
     for rel, link in sorted((manifest.get("links") or {}).items()):
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(link, target / rel)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import tarfile
 import tempfile
@@ -66,9 +67,7 @@ async def copy_into_sandbox(source: Path, path: str) -> None:
     if session is not None:
         target = session.host_path(path)
         if target is not None:
-            await anyio.to_thread.run_sync(
-                lambda: shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
-            )
+            await anyio.to_thread.run_sync(_copy_tree, source, target)
             session.adopt(target)
             return
     buffer = io.BytesIO()
@@ -80,6 +79,23 @@ async def copy_into_sandbox(source: Path, path: str) -> None:
     )
     if not result.success:
         raise LabcoatError(f"could not copy files into the sandbox: {result.stderr.strip()}")
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """copytree that keeps hard links as links (a kept workspace's 400 names of one file
+    are restored as one file, not 400 copies)."""
+    seen: dict[tuple[int, int], str] = {}
+
+    def copy(src: str, dst: str) -> str:
+        info = os.lstat(src)
+        if info.st_nlink > 1:
+            first = seen.setdefault((info.st_dev, info.st_ino), dst)
+            if first != dst:
+                os.link(first, dst)
+                return dst
+        return shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True, copy_function=copy)
 
 
 def network_attempts() -> list[dict]:

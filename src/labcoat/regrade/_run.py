@@ -199,7 +199,7 @@ def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
                 new=score_figures(sample).get("normalized"),
                 error=error,
                 missing=list(notes.get("missing") or []) or None,
-                timed=bool((sample.metadata or {}).get("timing_sensitive")),
+                timed=_timed(sample.metadata or {}),
             )
     rows = []
     for c in todo:
@@ -207,6 +207,14 @@ def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
         row.task, row.family = _task_id(c), c.family
         rows.append(row)
     return rows
+
+
+def _timed(metadata: dict[str, Any]) -> bool:
+    """Whether the sample's score times code: RE-Bench keeps the flag in its own
+    metadata (`rebench.timing_sensitive`); a family may also set it at the top level."""
+    family = metadata.get("rebench")
+    nested = family.get("timing_sensitive") if isinstance(family, dict) else False
+    return bool(metadata.get("timing_sensitive") or nested)
 
 
 def _unbuilt(c: Candidate, error: str) -> Regraded:

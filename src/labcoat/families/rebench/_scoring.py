@@ -40,7 +40,14 @@ from labcoat.families.rebench._sample import (
     flags,
     sample_operation,
 )
-from labcoat.grading import KEPT, agent_workspace, budgeted, keep_workspace, stop_agent_processes
+from labcoat.grading import (
+    KEPT,
+    agent_workspace,
+    budgeted,
+    keep_workspace,
+    kept_flags,
+    stop_agent_processes,
+)
 from labcoat.integrity import INTEGRITY_FLAGS
 
 SCORE_LOG = "labcoat:rebench:score_log"
@@ -303,6 +310,8 @@ def rebench_scorer():
         kept = await keep_workspace(
             state, AGENT_HOME, store_keys=(SCORE_LOG, FLAGS_KEY), submission=True
         )
+        for text in kept_flags(kept):  # bytecode that may have stayed for the grader
+            flag(text)
         details: dict[str, Any] = {KEPT: kept}
         log: list[dict[str, Any]] | None = None
         if sample.intermediate_scoring:

@@ -36,7 +36,7 @@ from labcoat.families.researchgym._extract import (
     table_value,
 )
 from labcoat.families.researchgym._folder import DESCRIPTION, TaskFolder
-from labcoat.families.researchgym._git import capture_history
+from labcoat.families.researchgym._git import HISTORY_TIMEOUT_S, capture_history
 from labcoat.families.researchgym._grading import GRADE_OUTPUT, GraderRun, run_grader
 from labcoat.families.researchgym._metrics import RunSummary, out_of_bounds, summarize
 from labcoat.families.researchgym._sample import SampleInfo
@@ -46,6 +46,7 @@ from labcoat.grading import (
     agent_workspace,
     budgeted,
     keep_workspace,
+    kept_flags,
     network_attempts,
     stop_agent_processes,
     within_budget,
@@ -274,6 +275,14 @@ def score_run(folder: TaskFolder, run: GraderRun) -> Score:
     return result
 
 
+def _add_flags(result: Score, flags: list[str]) -> None:
+    if not flags:
+        return
+    assert result.metadata is not None
+    result.metadata[INTEGRITY_FLAGS] = [*result.metadata.get(INTEGRITY_FLAGS, []), *flags]
+    result.explanation = "\n".join([result.explanation or "", *(f"INTEGRITY: {f}" for f in flags)])
+
+
 @scorer(
     metrics={
         NORMALIZED: [mean_scored(), stderr_scored()],
@@ -310,7 +319,9 @@ def researchgym_scorer():
             store().set(GRADER_RECORD, record)
             transcript().info(record, source="researchgym grader")
             try:
-                history = await capture_history(workspace, info.workdir)
+                history = await capture_history(
+                    workspace, info.workdir, timeout=within_budget(HISTORY_TIMEOUT_S)
+                )
             except Exception as ex:  # the history is a record; losing it must not lose the score
                 history = {"captured": False, "error": f"{type(ex).__name__}: {ex}"}
         result = score_run(folder, run)
@@ -328,6 +339,7 @@ def researchgym_scorer():
             sidecar=folder.sidecar_origin,
         )
         result.metadata[KEPT] = kept
+        _add_flags(result, kept_flags(kept))
         if hits:
             result.explanation = (
                 f"{result.explanation}\nBLOCKLIST: {len(hits)} blocked URL(s) in the transcript"
