@@ -48,6 +48,7 @@ from labcoat.grading import (
     agent_workspace,
     budgeted,
     keep_workspace,
+    kept_flags,
     stop_agent_processes,
     within_budget,
 )
@@ -275,7 +276,7 @@ def paperbench_scorer():
                 "judge": result.judge,
                 "judge_usage": result.usage.to_json(),
                 # one line each, for a person to review; they do not change the score
-                INTEGRITY_FLAGS: list(result.flags) + blocklist_flags(integrity),
+                INTEGRITY_FLAGS: list(result.flags) + blocklist_flags(integrity) + kept_flags(kept),
                 "invalid_leaves": no_check,
                 # the graded rubric in PaperBench's own format (what analysis reads), and
                 # a compact view of it (counts by category, short explanations)
