@@ -11,6 +11,7 @@ import click
 import yaml
 
 from labcoat._errors import LabcoatError
+from labcoat._run._budget import CampaignBudget
 from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT
 from labcoat.families import family_module, family_names
 from labcoat.families._params import check_task_args
@@ -186,6 +187,36 @@ def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Wall time per sample (default: each task's own budget).",
     )(fn)
     return fn
+
+
+def campaign_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The run's budget as a whole (every sample, every resume of its log folder)."""
+    fn = click.option(
+        "--budget-gpu-hours",
+        type=POSITIVE,
+        metavar="HOURS",
+        help="GPU-hours for the whole run (across resumes); see docs/cli.md#budgets.",
+    )(fn)
+    fn = click.option(
+        "--budget-tokens",
+        type=COUNT,
+        metavar="N",
+        help="Model tokens for the whole run (across resumes).",
+    )(fn)
+    fn = click.option(
+        "--budget-usd",
+        type=POSITIVE,
+        metavar="DOLLARS",
+        help="Model cost for the whole run (across resumes); refuses to start if a price "
+        "is unknown.",
+    )(fn)
+    return fn
+
+
+def campaign_budget(
+    usd: float | None, tokens: int | None, gpu_hours: float | None
+) -> CampaignBudget:
+    return CampaignBudget(usd=usd, tokens=tokens, gpu_hours=gpu_hours)
 
 
 def parse_task_args(pairs: tuple[str, ...], family: str | None) -> dict[str, dict[str, Any]]:

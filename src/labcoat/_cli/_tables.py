@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from labcoat._cli._output import print_table, whole_table_console
+from labcoat._run._budget import NOT_STARTED
 from labcoat._run._results import TaskResult
 from labcoat._run._validate import Verdict
 from labcoat.families._score import ERROR_RULE
@@ -116,6 +117,8 @@ def _note(result: TaskResult) -> str:
     if result.unavailable:
         return f"unavailable: {result.unavailable}"
     notes = [flag_note(result), *result.error_reasons[:2]]
+    if result.not_started:
+        notes.insert(0, f"{result.not_started} {NOT_STARTED}")
     if result.manual:
         notes.insert(0, f"needs manual score ({result.manual} of {result.runs})")
     return "; ".join(filter(None, notes))

@@ -8,10 +8,13 @@ import sys
 
 import click
 
+from labcoat._cli._budget_note import print_budget
 from labcoat._cli._human_run import run_for_person, wants_foreground
 from labcoat._cli._options import (
     COUNT,
     budget_options,
+    campaign_budget,
+    campaign_options,
     parse_model_args,
     parse_model_roles,
     parse_task_args,
@@ -81,6 +84,7 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 @run_options
 @secrets_option
 @budget_options
+@campaign_options
 @click.option(
     "--idea-hint",
     is_flag=True,
@@ -111,6 +115,9 @@ def command(
     message_limit: int | None,
     model_timeout: int,
     model_cost_config: str | None,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    budget_gpu_hours: float | None,
     search_provider: str | None,
     idea_hint: bool,
     as_json: bool,
@@ -177,6 +184,7 @@ def command(
         ray=ray_address_of(ray_address),
         max_connections=max_connections,
         model_args=parse_model_args(model_args),
+        budget=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
     )
     check_run_options(options)  # before the log folder is made
     if wants_foreground(agent):
@@ -187,4 +195,5 @@ def command(
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     else:
         print_results(results, f"labcoat eval {target} (logs: {options.log_dir})")
+    print_budget(options, results, err=as_json)
     sys.exit(0 if success else 1)

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("labcoat._cli.validate_cmd", "Check every task: oracle ≈ 1, noop ≈ 0."),
     "check": ("labcoat._cli.check_cmd", "Preflight: what would stop each task."),
     "report": ("labcoat._cli.report_cmd", "One HTML report from .eval logs."),
+    "card": ("labcoat._cli.card_cmd", "The results card of .eval logs, as Markdown."),
     "rubric": ("labcoat._cli.rubric_cmd", "PaperBench rubric statistics."),
     "judge-eval": ("labcoat._cli.judge_eval_cmd", "How well a PaperBench judge agrees."),
     "researchcodebench": ("labcoat._cli.researchcodebench_cmd", "ResearchCodeBench tools."),

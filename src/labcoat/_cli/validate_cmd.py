@@ -9,12 +9,20 @@ from dataclasses import replace
 
 import click
 
+from labcoat._cli._budget_note import print_budget
+from labcoat._cli._options import (
+    campaign_budget,
+    campaign_options,
+    run_options,
+    secrets_option,
+    selection_options,
+    with_secrets,
+)
 from labcoat._cli._options import ray_address as ray_address_of
-from labcoat._cli._options import run_options, secrets_option, selection_options, with_secrets
 from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_verdicts
 from labcoat._errors import Interrupted
-from labcoat._run._execute import RunOptions, run_entries
+from labcoat._run._execute import RunOptions, check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat._run._validate import judge
@@ -33,6 +41,7 @@ TIMING = "timing-sensitive"
 @selection_options
 @run_options
 @secrets_option
+@campaign_options
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 def command(
     target: str,
@@ -44,6 +53,9 @@ def command(
     ray_address: str | None,
     secrets_file: str | None,
     no_inspect: bool,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    budget_gpu_hours: float | None,
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
@@ -60,7 +72,10 @@ def command(
         display="none" if as_json else None,
         ray=ray_address_of(ray_address),
         task_args=task_args,
+        budget=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
     )
+    options.budget_dir = options.log_dir  # one ledger for the parts below
+    check_run_options(options)  # the budget's checks, before the log folder is made
     # tasks that time code run after the rest, one sample at a time, so the harness's
     # own work on other samples doesn't land in their measurements; tasks without a
     # reference solution get the noop alone
@@ -92,6 +107,7 @@ def command(
     verdicts = judge(entries, results)
     if as_json:
         click.echo(json.dumps([v.to_json() for v in verdicts], indent=2))
+        print_budget(options, results, err=True)
     else:
         print_verdicts(verdicts)
         unavailable = [v for v in verdicts if v.unavailable]
@@ -101,4 +117,5 @@ def command(
                 f"{len(verdicts) - len(unavailable)} validated"
             )
         click.echo(f"logs: {options.log_dir}")
+        print_budget(options, results, err=False)
     sys.exit(0 if all(v.passed for v in verdicts) else 1)

@@ -51,15 +51,16 @@ def register_prices(prices: dict[str, ModelCost]) -> None:
             set_model_cost(model, cost)
 
 
-def require_price(model: str, prices: dict[str, ModelCost]) -> None:
-    """Refuse to start a cost-limited run whose model has no known price."""
+def require_price(model: str, prices: dict[str, ModelCost], option: str = "--cost-limit") -> None:
+    """Refuse to start a cost-limited (or dollar-budgeted) run whose model has no known
+    price."""
     if model in prices:
         return
     info = get_model_info(model)
     if info is not None and info.cost is not None:
         return
     raise LabcoatError(
-        f"--cost-limit needs the price of {model}, which labcoat does not know. Give it with "
+        f"{option} needs the price of {model}, which labcoat does not know. Give it with "
         f"--model-cost-config FILE, a YAML file like:\n  {model}: {{input: 3.0, output: 15.0}}  "
         "# $ per million tokens"
     )

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspect_ai import eval_set
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from labcoat._errors import Interrupted, LabcoatError
+from labcoat._run._budget import CampaignBudget
+from labcoat._run._budget_bank import Account, LocalBank
+from labcoat._run._budget_guard import guarding
 from labcoat._run._costs import load_prices, register_prices, require_price
 from labcoat._run._inspected import inspected_results
 from labcoat._run._interrupts import guarded
 from labcoat._run._interrupts import interrupted as was_interrupted
+from labcoat._run._ledger import ledger_path
+from labcoat._run._logdir import is_remote
 from labcoat._run._models import check_model
-from labcoat._run._results import TaskResult
+from labcoat._run._results import TaskResult, only_not_started
 from labcoat._run._tasks import build_tasks
 from labcoat.agents import WITHOUT_MODEL
 from labcoat.families import TaskEntry
@@ -47,6 +53,19 @@ class RunOptions:
     inspect: bool = True
     """Run `labcoat inspect`'s rule-based detectors on the logs before the tables are made."""
     model_args: dict[str, Any] | None = None
+    budget: CampaignBudget = field(default_factory=CampaignBudget)
+    """The run's budget as a whole, across resumes (docs/cli.md#budgets)."""
+    launch: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    """This command's id in the ledger (what it spent, apart from earlier launches)."""
+    budget_dir: str | None = None
+    """The folder whose ledger holds the run's spend (default: `log_dir`; `validate` runs
+    its parts in sub-folders of one)."""
+
+    @property
+    def ledger(self) -> str | None:
+        """The spend ledger of this run (None: remote logs, where no ledger is kept)."""
+        folder = self.budget_dir or self.log_dir
+        return None if is_remote(folder) else str(ledger_path(folder))
 
 
 def check_run_options(options: RunOptions) -> dict[str, Any]:
@@ -71,7 +90,26 @@ def check_run_options(options: RunOptions) -> dict[str, Any]:
     register_prices(prices)
     if (options.limits or {}).get("cost") is not None:
         require_price(options.model or NO_MODEL, prices)
+    if options.budget.given and options.ledger is None:
+        raise LabcoatError(
+            "--budget-usd/--budget-tokens/--budget-gpu-hours keep their ledger in the log "
+            f"folder: give a local --log-dir (not {options.budget_dir or options.log_dir})"
+        )
+    if options.budget.usd is not None:
+        # fail closed: spend that cannot be priced cannot be held to a budget
+        for model in _priced_models(options):
+            require_price(model, prices, option="--budget-usd")
+    if options.budget.gpu_hours is not None and options.sandbox != "bwrap":
+        raise LabcoatError(
+            "--budget-gpu-hours counts the GPU time the bwrap sandbox records: drop --sandbox "
+            f"{options.sandbox}"
+        )
     return prices
+
+
+def _priced_models(options: RunOptions) -> list[str]:
+    models = [options.model] if options.model else []
+    return [m for m in [*models, *(options.model_roles or {}).values()] if m != NO_MODEL]
 
 
 def run_entries(
@@ -108,8 +146,10 @@ def run_entries(
     tasks = []
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
+    account = _account(options)
     try:
-        with guarded():  # a quiet stop; a second Ctrl-C ends the process (_interrupts.py)
+        # a quiet stop; a second Ctrl-C ends the process (_interrupts.py)
+        with guarded(), guarding(LocalBank(account) if account else None):
             success, logs = _eval_set(tasks, options, limits)
             stopped = was_interrupted()
     except KeyboardInterrupt:
@@ -127,7 +167,18 @@ def run_entries(
             f"Inspect returned logs for {len(logs)} of {len(tasks)} task(s); "
             f"see the logs in {options.log_dir} (`inspect view --log-dir {options.log_dir}`)"
         )
-    return success and not broken, inspected_results(logs, options.inspect) + not_run
+    results = inspected_results(logs, options.inspect)
+    if not success and all(log.status == "success" or only_not_started(log) for log in logs):
+        success = True  # samples the budget kept from starting are not the run's failures
+    return success and not broken, results + not_run
+
+
+def _account(options: RunOptions) -> Account | None:
+    """The run's account: its ledger is written on every local run, so a budget given on
+    a later resume counts what this one spent."""
+    if options.ledger is None:
+        return None
+    return Account(options.budget, options.ledger, options.launch)
 
 
 def _cancelled_logs(log_dir: str) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from inspect_ai.log import EvalLog, read_eval_log
 
+from labcoat._run._budget import is_not_started
 from labcoat.families._score import ERROR_RULE, NORMALIZED, RAW, WEIGHT, mean_over_runs
 from labcoat.integrity import run_flags
 
@@ -62,6 +63,8 @@ class TaskResult:
     """Runs whose task returned no score: a person must score them (left out of means)."""
     flagged: dict[str, list[str]] = field(default_factory=dict)
     """Runs with integrity flags: sample (and epoch) -> the flags."""
+    not_started: int = 0
+    """Samples the run's budget did not let start: not runs, not errors, not in a mean."""
 
     @property
     def unavailable(self) -> str | None:
@@ -117,6 +120,7 @@ class TaskResult:
             "environment_notes": self.environment_notes,
             "needs_manual_score": self.manual,
             "flagged": self.flagged,
+            "not_started": self.not_started,
             "error_rule": ERROR_RULE,
         }
 
@@ -167,6 +171,15 @@ def _error_weight(sample: object, family: str) -> float:
     return float(value) if isinstance(value, int | float) and value > 0 else 1.0
 
 
+def only_not_started(log: EvalLog) -> bool:
+    """A log whose only errors are samples the run's budget did not let start."""
+    if log.status != "error":
+        return False
+    full = read_eval_log(log.location) if log.samples is None else log
+    errors = [s for s in full.samples or [] if s.error is not None]
+    return bool(errors) and all(is_not_started(s.error.message) for s in errors)
+
+
 def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
     """One TaskResult per (task id, agent); errored samples are counted, not dropped."""
     results: dict[tuple[str, str, str], TaskResult] = {}
@@ -179,6 +192,9 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             task_id = str((sample.metadata or {}).get("task_id", sample.id))
             key = (task_id, agent, variant)
             result = results.setdefault(key, TaskResult(task_id, family, agent, variant=variant))
+            if sample.error is not None and is_not_started(sample.error.message):
+                result.not_started += 1  # it ran nothing: listed, never scored or an error
+                continue
             result.runs += 1
             flags = run_flags(sample)
             if flags:

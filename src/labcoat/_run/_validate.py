@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from labcoat._run._budget import NOT_STARTED
 from labcoat._run._results import TaskResult
 from labcoat.families import TaskEntry
 
@@ -63,6 +64,8 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
     if result is None:
         return None, [f"{agent}: no run"]
     problems = []
+    if result.not_started:  # the run's budget ran out first: the task is not validated
+        problems.append(f"{agent}: {result.not_started} sample(s) {NOT_STARTED}")
     if result.errors:
         reasons = "; ".join(result.error_reasons[:2])
         problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")

@@ -5,6 +5,7 @@
     task_summary(data)                   # mean, SE, min, max, rates per task and model
     leaderboard(data)                    # per family and model: mean ± SE over tasks
     paired_differences(data)             # model vs model over shared tasks, with 95% CIs
+    results_card(data)                   # versions, hashes, hardware, limits; mixed versions
 
 See docs/analysis.md for every table and figure, and how to read them.
 """
@@ -22,6 +23,7 @@ from labcoat.analysis._bestofk import (
     family_best_of_k,
     task_budget_hours,
 )
+from labcoat.analysis._card import ResultsCard, results_card
 from labcoat.analysis._compare import paired_differences, paired_task_differences
 from labcoat.analysis._curves import (
     AXES,
@@ -55,6 +57,7 @@ from labcoat.analysis._family_tables import (
 from labcoat.analysis._groups import ErrorsAs, run_scores
 from labcoat.analysis._human import HumanRuns, read_human_csv
 from labcoat.analysis._links import DEFAULT_VIEW_URL, view_link
+from labcoat.analysis._mixes import Mix, mixed_provenance
 from labcoat.analysis._read import Progress, read_runs
 from labcoat.analysis._regrades import regrade_changes
 from labcoat.analysis._reliability import reliability
@@ -72,8 +75,10 @@ __all__ = [
     "Curve",
     "ErrorsAs",
     "HumanRuns",
+    "Mix",
     "PairedDifference",
     "Progress",
+    "ResultsCard",
     "RunData",
     "action_density",
     "best_of_k",
@@ -89,6 +94,7 @@ __all__ = [
     "leaderboard",
     "mean_curve",
     "mean_se",
+    "mixed_provenance",
     "paired_difference",
     "paired_differences",
     "paired_task_differences",
@@ -105,6 +111,7 @@ __all__ = [
     "researchcodebench_errors",
     "researchcodebench_papers",
     "researchgym_subtasks",
+    "results_card",
     "run_curves",
     "run_scores",
     "score_at",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from labcoat.analysis._provenance import COLUMNS as PROVENANCE
+
 LOGS = [
     "log",
     "name",
@@ -20,6 +22,7 @@ LOGS = [
     "superseded_by",
     "error",
     "inspected",
+    "inspect_version",
 ]
 
 _RUN_ID = [
@@ -68,8 +71,17 @@ _FIGURES = [
     "gpu_utilization_pct",
 ]
 
-SAMPLES = [*_RUN_ID, "sample_id", "weight", *_FIGURES, "regraded_from", "grader", "regraded_at"]
-RUNS = [*_RUN_ID, "sample_id", "samples", "sample_errors", *_FIGURES, "link"]
+SAMPLES = [
+    *_RUN_ID,
+    "sample_id",
+    "weight",
+    *_FIGURES,
+    "regraded_from",
+    "grader",
+    "regraded_at",
+    *PROVENANCE,
+]
+RUNS = [*_RUN_ID, "sample_id", "samples", "sample_errors", *_FIGURES, "link", *PROVENANCE]
 
 SUBTASKS = [
     "run",

@@ -15,6 +15,7 @@ import pandas as pd
 from labcoat.analysis import _columns as cols
 from labcoat.analysis._family import Row
 from labcoat.analysis._links import view_link
+from labcoat.analysis._provenance import COLUMNS as PROVENANCE
 from labcoat.families._score import mean_over_runs
 
 if TYPE_CHECKING:
@@ -100,6 +101,15 @@ class RunData:
         )
 
 
+def _shared(values: list[Any]) -> Any:
+    """The value a run's samples share; distinct ones joined with ` | ` (a run whose
+    snippets were graded by different versions shows it)."""
+    distinct = list(dict.fromkeys(v for v in values if v is not None and not _nan(v)))
+    if len(distinct) < 2:
+        return distinct[0] if distinct else None
+    return " | ".join(map(str, distinct))
+
+
 def _mean(values: list[Any]) -> float | None:
     xs = [float(v) for v in values if v is not None and not _nan(v)]
     return sum(xs) / len(xs) if xs else None
@@ -155,6 +165,8 @@ def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
     row["integrity_flags"] = "; ".join(dict.fromkeys(flags)) or None
     improved = [s.get("improved") for s in scored if s.get("improved") is not None]
     row["improved"] = all(improved) if improved else None
+    for key in PROVENANCE:
+        row[key] = _shared([s.get(key) for s in samples])
     single = len(samples) == 1
     row["link"] = view_link(
         str(head["name"]),

@@ -22,6 +22,7 @@ from labcoat.analysis._data import RunData, build
 from labcoat.analysis._families import family_for
 from labcoat.analysis._family import Row, label_of
 from labcoat.analysis._family_researchcodebench import with_paper
+from labcoat.analysis._provenance import log_fields, provenance_fields
 from labcoat.analysis._regrades import Regrades, collect, original_log
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
 from labcoat.integrity import INSPECT_KEY
@@ -122,6 +123,7 @@ def _log_row(log: EvalLog, ctx: LogContext) -> Row:
         "samples": 0,
         "superseded_by": None,
         "inspected": _inspected(log),
+        "inspect_version": log_fields(log)["inspect_version"],
         "error": log.error.message.strip().splitlines()[0][:300]
         if log.error and log.error.message
         else None,
@@ -159,14 +161,17 @@ def _read_samples(
     seen: set[tuple[str, int]] = set()
     task_of: dict[str, str] = {}
     why = f"missing: the log has status '{log.status}'"
+    logged = log_fields(log)
     try:
         # one read per log: Inspect's per-sample reader measured slower
         big = size is not None and size > SKIP_MESSAGES_ABOVE
         skip = {"messages"} if big else None
         for sample in read_eval_log(ctx.location, exclude_fields=skip).samples or []:
+            original = sample
             sample, regraded = regrades.apply(sample)  # the newest grading counts
             rows = sample_rows(ctx, sample)
             rows.sample.update(regraded)
+            rows.sample.update(provenance_fields(original, sample, logged))
             out.append(rows)
             seen.add((str(sample.id), int(sample.epoch)))
             task_of[str(sample.id)] = rows.sample["task_id"]
@@ -176,7 +181,8 @@ def _read_samples(
     for sample_id, epoch in _expected(log):
         if (sample_id, epoch) not in seen:
             task_id = task_of.get(sample_id) or ctx.reader.task_of(sample_id)
-            out.append(SampleRows(missing_row(ctx, task_id, sample_id, epoch, why)))
+            row = missing_row(ctx, task_id, sample_id, epoch, why)
+            out.append(SampleRows({**row, **logged}))
     return out
 
 

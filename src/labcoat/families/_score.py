@@ -15,6 +15,7 @@ from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, Score, metric
 
+from labcoat.families._provenance import PROVENANCE, provenance_record
 from labcoat.sandbox import sandbox_record
 
 RAW = "raw"
@@ -37,6 +38,8 @@ def research_score(
     metadata = dict(metadata or {})
     # every score says how its sample was isolated: a weaker mode must show in a table
     metadata.setdefault(SANDBOX, sandbox_record())
+    # and what it was graded with and ran under: task contents, grader, judge, machine, limits
+    metadata.setdefault(PROVENANCE, provenance_record())
     return Score(value=value, explanation=explanation, metadata=metadata)
 
 

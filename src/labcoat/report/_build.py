@@ -17,6 +17,8 @@ from labcoat._util.eval_logs import Warn
 from labcoat.report import _plots as plots
 from labcoat.report import _sections as sec
 from labcoat.report._behaviour_section import behaviour
+from labcoat.report._budget_section import budget_section, read_budgets
+from labcoat.report._card import card_section
 from labcoat.report._compare_section import model_comparison
 from labcoat.report._context import Context, anchor, family_order, family_title, runs_by_task
 from labcoat.report._family_sections import FAMILY_EXTRAS
@@ -67,8 +69,9 @@ def build_report(
     title: str = "labcoat report",
     human_hourly_usd: float | None = None,
     progress: Progress | None = None,
+    budgets: list[tuple[str, dict]] | None = None,
 ) -> str:
-    """The report as one self-contained HTML string."""
+    """The report as one self-contained HTML string (`budgets`: `read_budgets`'s)."""
     colors = plots.Colors(
         list(data.runs["label"].dropna().astype(str)),
         plots.human_labels(data.runs),
@@ -83,6 +86,7 @@ def build_report(
         return ""
 
     steps: list[Callable[[], str]] = [
+        lambda: card_section(data),
         lambda: sec.leaderboard(ctx),
         lambda: model_comparison(ctx),
         compute_curves,
@@ -92,6 +96,7 @@ def build_report(
         lambda: humans_and_agents(ctx, curves[0]),
         lambda: behaviour(ctx),
         lambda: sec.costs(ctx, human_hourly_usd),
+        lambda: budget_section(budgets or []),
         lambda: sec.integrity(ctx),
         lambda: regrades(ctx),
         lambda: sec.runs_table(ctx),
@@ -103,12 +108,17 @@ def build_report(
         if progress:
             progress("report", done, len(steps))
     html = "".join(sections)
-    nav = [("leaderboard", "Leaderboard")]
+    nav = [("card", "Card"), ("leaderboard", "Leaderboard")]
     nav += [("paired", "Model vs model")] if 'id="paired"' in html else []
     nav += [(anchor("family", f), family_title(f)) for f in families]
     nav += [
         (a, t)
-        for a, t in (("humans", "Humans"), ("behaviour", "Behaviour"), ("cost", "Cost"))
+        for a, t in (
+            ("humans", "Humans"),
+            ("behaviour", "Behaviour"),
+            ("cost", "Cost"),
+            ("budget", "Budget"),
+        )
         if f'id="{a}"' in html
     ]
     nav += [("integrity", "Integrity")]
@@ -148,7 +158,13 @@ def write_report(
         raise LabcoatError(f"no readable .eval logs found in {_describe(source)}")
     if humans is not None:
         data = data.with_humans(an.read_human_csv(humans))
-    html = build_report(data, title=title, human_hourly_usd=human_hourly_usd, progress=progress)
+    html = build_report(
+        data,
+        title=title,
+        human_hourly_usd=human_hourly_usd,
+        progress=progress,
+        budgets=read_budgets(sources),
+    )
     try:  # whole or not at all: a reader never sees half a report
         with tempfile.NamedTemporaryFile(
             "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False

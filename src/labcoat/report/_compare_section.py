@@ -7,6 +7,7 @@ from html import escape
 import pandas as pd
 
 from labcoat import analysis as an
+from labcoat.report._card import mix_warning
 from labcoat.report._context import Context, family_order, family_title
 from labcoat.report._html import interval, number, table
 
@@ -55,7 +56,9 @@ def model_comparison(ctx: Context) -> str:
         ("left out", _left_out),
     ]
     numeric = ("shared tasks", "A (shared)", "B (shared)", "A − B", "SE")
-    body = table(pairs, columns, table_id="paired-table", numeric=numeric)
+    body = mix_warning(ctx.data.runs) + table(
+        pairs, columns, table_id="paired-table", numeric=numeric
+    )
     per_task = an.paired_task_differences(ctx.data, summary=ctx.summary)
     detail = table(
         per_task,

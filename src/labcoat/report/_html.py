@@ -40,6 +40,9 @@ svg.plot .grid{stroke:#eee} svg.plot .axis{stroke:#888}
 svg.plot .ref{stroke:#999;stroke-dasharray:2 3}
 .note{color:#555;font-size:13px;max-width:900px}
 .bad{color:#b3261e;font-weight:600}
+.warn{background:#fff6e0;border-left:4px solid #e0a800;padding:4px 10px;margin:8px 0}
+.warn ul{margin:4px 0;padding-left:20px}
+table.card th{text-align:left;white-space:nowrap}
 .runs a{margin-right:4px}
 .counts{color:#666;font-size:12px;white-space:nowrap}
 input.filter{margin:6px 0;padding:4px 8px;width:320px}

@@ -9,6 +9,7 @@ import pandas as pd
 
 from labcoat import analysis as an
 from labcoat.report import _plots as plots
+from labcoat.report._card import mix_warning
 from labcoat.report._context import (
     Context,
     anchor,
@@ -72,8 +73,12 @@ def leaderboard(ctx: Context) -> str:
         "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
         "family only. " + RATES_NOTE + "</p>"
     )
-    body = table(board, columns, table_id="leaderboard-table")
+    body = mix_warning(ctx.data.runs) + table(board, columns, table_id="leaderboard-table")
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
+
+
+def _family_runs(ctx: Context, family: str) -> pd.DataFrame:
+    return ctx.data.runs[ctx.data.runs["family"] == family]
 
 
 def task_table(ctx: Context, family: str) -> str:
@@ -96,6 +101,7 @@ def task_table(ctx: Context, family: str) -> str:
     ]
     return (
         "<h3>Tasks</h3>"
+        + mix_warning(_family_runs(ctx, family))
         + table(rows, columns, table_id=anchor("tasks", family), numeric=("runs", "min", "max"))
         + f"<p class='note'>{RATES_NOTE}</p>"
     )
@@ -125,7 +131,8 @@ def reliability(ctx: Context, family: str) -> str:
         "capability–reliability gap."
     )
     fig = figure(bars, caption) if bars else ""
-    return "<h3>Capability and reliability</h3>" + table(rel, columns) + fig
+    warning = mix_warning(_family_runs(ctx, family))
+    return "<h3>Capability and reliability</h3>" + warning + table(rel, columns) + fig
 
 
 def costs(ctx: Context, human_hourly: float | None) -> str:
@@ -150,7 +157,8 @@ def costs(ctx: Context, human_hourly: float | None) -> str:
         "given to <code>labcoat report --human-hourly-usd</code>. GPU time counts every GPU "
         "a run held, for as long as it held it.</p>"
     )
-    return f'<section id="cost"><h2>Cost</h2>{note}{table(cost, columns)}</section>'
+    body = mix_warning(ctx.data.runs) + table(cost, columns)
+    return f'<section id="cost"><h2>Cost</h2>{note}{body}</section>'
 
 
 def runs_table(ctx: Context) -> str:

@@ -1,7 +1,9 @@
 """The run's coordinator: one Ray actor per launch.
 
 It holds the cluster-wide model slots (so N samples on M nodes never hold more than the
-limit of connections to one model at once) and the live board of which job runs where.
+limit of connections to one model at once), the live board of which job runs where, and
+the run's budget account (`labcoat._run._budget_bank.Account`: one for every node, its
+ledger in the log folder, which every node shares; an actor restarted reads it again).
 Workers call it; the launcher reads it. It keeps no result: the logs are the record.
 """
 
@@ -12,6 +14,9 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from labcoat._run._budget import CampaignBudget
+from labcoat._run._budget_bank import Account
 
 
 @dataclass
@@ -28,9 +33,16 @@ class _Model:
 class Coordinator:
     """Model slots and the progress board (run as an async Ray actor)."""
 
-    def __init__(self, model_limits: dict[str, int]) -> None:
+    def __init__(
+        self,
+        model_limits: dict[str, int],
+        budget: CampaignBudget | None = None,
+        ledger: str | None = None,
+        launch: str = "",
+    ) -> None:
         self._models = {name: _Model(limit) for name, limit in model_limits.items()}
         self._board: dict[tuple[str, str, int], dict[str, Any]] = {}
+        self._account = Account(budget or CampaignBudget(), ledger, launch) if ledger else None
 
     # -- model slots ---------------------------------------------------------------
     async def acquire(self, model: str, holder: str, request: str) -> None:
@@ -97,3 +109,27 @@ class Coordinator:
 
     def board(self) -> dict[tuple[str, str, int], dict[str, Any]]:
         return dict(self._board)
+
+    # -- the run's budget ----------------------------------------------------------------
+    def budget_admit(self, attempt: str, sample: str, need: dict[str, float]) -> tuple[str, str]:
+        if self._account is None:
+            return "start", ""
+        return self._account.admit(attempt, sample, need)
+
+    def budget_record(self, records: list[dict[str, Any]]) -> tuple[str | None, str]:
+        if self._account is None:
+            return None, ""
+        return self._account.record(records)
+
+    def budget_release(self, attempt: str) -> None:
+        if self._account is not None:
+            self._account.release(attempt)
+
+    def budget_exhausted(self) -> str | None:
+        return self._account.exhausted() if self._account is not None else None
+
+    def budget_progress(self) -> tuple[str | None, str]:
+        """(why the budget is spent or None, progress text) for the launcher's display."""
+        if self._account is None:
+            return None, ""
+        return self._account.exhausted(), self._account.tally.progress()

@@ -25,6 +25,7 @@ import click
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import ModelCost
 
+from labcoat._run._budget import NOT_STARTED, is_not_started
 from labcoat._run._inspected import inspected_results
 from labcoat._run._ray._cluster import connect
 from labcoat._run._ray._coordinator import Coordinator
@@ -33,7 +34,7 @@ from labcoat._run._ray._plan import Group, SampleJob, plan_groups
 from labcoat._run._ray._progress import Progress
 from labcoat._run._ray._spec import RunSpec
 from labcoat._run._ray._worker import END_REASONS, AttemptOutcome, run_sample, write_end
-from labcoat._run._results import TaskResult
+from labcoat._run._results import TaskResult, only_not_started
 from labcoat.families import TaskEntry
 from labcoat.suites import BUNDLED, resolve_target
 
@@ -150,10 +151,13 @@ def run_on_ray(
     ray = connect(options.ray)
     models = {model, *(options.model_roles or {}).values()} - {"none/none"}
     connections = getattr(options, "max_connections", None) or DEFAULT_MAX_CONNECTIONS
+    ledger = getattr(options, "ledger", None)
+    budget = getattr(options, "budget", None)
+    launch = getattr(options, "launch", "") or uuid.uuid4().hex[:12]
     coordinator = (
         ray.remote(Coordinator)
         .options(num_cpus=0, max_concurrency=10_000, max_restarts=-1, **_on_head(ray))
-        .remote({m: connections for m in models})
+        .remote({m: connections for m in models}, budget, ledger, launch)
     )
     spec = RunSpec(
         target=target,
@@ -167,7 +171,8 @@ def run_on_ray(
         max_connections=connections if models else None,
         model_timeout=options.model_timeout,
         coordinator=coordinator,
-        launch=uuid.uuid4().hex[:12],
+        launch=launch,
+        budget=ledger is not None,
     )
     remote = ray.remote(run_sample)
     progress = Progress(run, enabled=options.display != "none")
@@ -185,6 +190,9 @@ def run_on_ray(
     progress.summary()
     _warn_if_niced(run.outcomes.values())
     unlogged = [g for g in groups if not any(log.location == g.location for log in run.logs)]
+    # a group the budget kept from starting has no log to say so: its rows say it
+    kept = [g for g in unlogged if all(is_not_started(run.failures.get(j.key)) for j in g.jobs)]
+    unlogged = [g for g in unlogged if g not in kept]
     for group in unlogged:  # not one sample got as far as Inspect: say why, loudly
         reasons = {run.failures[j.key] for j in group.jobs if j.key in run.failures}
         click.echo(
@@ -192,8 +200,22 @@ def run_on_ray(
             + "; ".join(sorted(reasons)[:3]),
             err=True,
         )
-    success = not unlogged and all(log.status == "success" for log in run.logs)
-    return success, inspected_results(run.logs, options.inspect)
+    success = not unlogged and all(
+        log.status == "success" or only_not_started(log) for log in run.logs
+    )
+    results = inspected_results(run.logs, options.inspect)
+    return success, results + [r for g in kept for r in _not_started_rows(g)]
+
+
+def _not_started_rows(group: Group) -> list[TaskResult]:
+    """A result per task of a group none of whose samples the budget let start."""
+    rows: dict[str, TaskResult] = {}
+    for job in group.jobs:
+        sample = group.samples[str(job.sample_id)]
+        task_id = str((sample.metadata or {}).get("task_id", sample.id))
+        row = rows.setdefault(task_id, TaskResult(task_id, group.family, group.agent))
+        row.not_started += 1
+    return list(rows.values())
 
 
 def _warn_if_niced(outcomes: Iterable[AttemptOutcome]) -> None:
@@ -287,6 +309,12 @@ def _execute(
 
     try:
         while pending or in_flight:
+            if pending and (spent := _budget_spent(ray, coordinator)) is not None:
+                for job in list(pending):  # fail closed: nothing more starts
+                    pending.remove(job)
+                    run.failures[job.key] = f"{NOT_STARTED}: {spent}"
+                    dirty.add(job.group)
+                    progress.finished(job, None, run.failures[job.key])
             if pending:
                 placed = _placed(ray, coordinator) if in_flight else {}
                 free = _free(nodes, [(f.job, placed.get(f.job.key)) for f in in_flight.values()])
@@ -354,6 +382,14 @@ def _execute(
                 if _attempt_node(flight.job, flight.attempt) is not None:
                     write_end(flight.job.shard_dir, flight.attempt, "launcher_interrupted")
         raise
+
+
+def _budget_spent(ray: Any, coordinator: Any) -> str | None:
+    """Why the run's budget is spent (None: there is some left, or no budget)."""
+    try:
+        return ray.get(coordinator.budget_exhausted.remote(), timeout=5)
+    except Exception:  # the coordinator restarting: its nodes' samples ask it themselves
+        return None
 
 
 def _displace(ray: Any, in_flight: dict[Any, _InFlight], placed: dict[Any, str]) -> None:

@@ -55,6 +55,8 @@ class Progress:
         self._total = sum(len(g.jobs) for g in run.groups)
         self._finished_count = run.resumed
         self._last_board = 0.0
+        self._budget = ""
+        """The run's spend against its budget, as the coordinator last said."""
 
     def start(self, failed_early: int) -> None:
         if not self._enabled:
@@ -91,9 +93,10 @@ class Progress:
             if outcome and outcome.error
             else (f": {failure}" if failure else "")
         )
+        spend = f" [budget: {self._budget}]" if self._budget else ""
         self._console.print(
             f"[{self._finished_count}/{self._total}] {title} {job.sample_id} "
-            f"(epoch {job.epoch}): {status}{where}{detail}",
+            f"(epoch {job.epoch}): {status}{where}{detail}{spend}",
             markup=False,
             highlight=False,
             soft_wrap=True,
@@ -114,7 +117,7 @@ class Progress:
     def update(
         self, coordinator: Any, in_flight: Iterable[SampleJob], pending: Iterable[SampleJob]
     ) -> None:
-        if self._live is None:
+        if not self._enabled:
             return
         import ray
 
@@ -123,9 +126,16 @@ class Progress:
             self._last_board = now
             # the coordinator restarting: keep the last view
             with contextlib.suppress(Exception):
-                self._board, self._slots = ray.get(
-                    [coordinator.board.remote(), coordinator.slots.remote()], timeout=5
+                self._board, self._slots, (_, self._budget) = ray.get(
+                    [
+                        coordinator.board.remote(),
+                        coordinator.slots.remote(),
+                        coordinator.budget_progress.remote(),
+                    ],
+                    timeout=5,
                 )
+        if self._live is None:
+            return
         self._running.clear()
         self._queued.clear()
         self._hosts.clear()
@@ -171,6 +181,8 @@ class Progress:
         lines = [table, f"running on: {nodes or '-'}"]
         if slots:
             lines.append(f"model slots: {slots}")
+        if self._budget:
+            lines.append(f"budget: {self._budget}")
         return Group(*lines)
 
     def stop(self) -> None:

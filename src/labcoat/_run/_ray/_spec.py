@@ -32,3 +32,6 @@ class RunSpec:
     """The run's coordinator actor (model slots, progress), or None."""
     launch: str = ""
     """This launch's id: attempt markers carry it."""
+    budget: bool = False
+    """Whether the coordinator keeps the run's budget account (samples ask it to start and
+    report their spend to it)."""

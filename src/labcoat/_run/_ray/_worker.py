@@ -24,6 +24,8 @@ from typing import Any
 from inspect_ai import Task
 from inspect_ai._util.file import file, filesystem
 
+from labcoat._run._budget_bank import RayBank
+from labcoat._run._budget_guard import guarding
 from labcoat._run._costs import register_prices
 from labcoat._run._ray._eval_loop import run_eval
 from labcoat._run._ray._plan import SampleJob, family_task
@@ -151,7 +153,8 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
         spec.coordinator.started.remote(job.key, node["node_id"], node["host"])
     register_prices(spec.prices)
     held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
-    with cluster_slots(spec, node["node_id"]), sample_reservation(held):
+    bank = RayBank(spec.coordinator) if spec.budget and spec.coordinator is not None else None
+    with cluster_slots(spec, node["node_id"]), sample_reservation(held), guarding(bank):
         # built knowing what the sample holds: a grader step needing GPUs it lacks is
         # placed elsewhere, not unavailable here
         task = _task_for(spec, job)

@@ -10,6 +10,7 @@
 | `token` | the token limit was reached |
 | `cost` | the cost limit was reached |
 | `message` | the message limit was reached |
+| `budget` | the run's budget (`--budget-usd`, `--budget-tokens`, `--budget-gpu-hours`) was spent |
 | `context_overflow` | the conversation no longer fit the context window, even after a handoff |
 | `refusals` | the model refused (content filter) three times in a row |
 | `error` | an error ended the sample (a persistent model failure, a broken tool, ...) |
@@ -34,7 +35,8 @@ SUBMIT_TOOL = "submit"
 
 def limit_stop(error: LimitExceededError) -> dict[str, Any]:
     return {
-        "type": error.type,
+        # the run's budget raises a `custom` limit that names itself (labcoat._run._budget)
+        "type": getattr(error, "stop_type", None) or error.type,
         "limit": error.limit,
         "value": error.value,
         "message": error.message,
@@ -46,7 +48,14 @@ def error_stop(error: BaseException) -> dict[str, Any]:
 
 
 def cancel_stop() -> dict[str, Any]:
-    """Cancelled from outside: a sample time or working limit, or an interrupt."""
+    """Cancelled from outside: a sample time or working limit, the run's budget (which
+    stops a sample as a limit does), or an interrupt."""
+    from inspect_ai.log._samples import sample_active
+
+    active = sample_active()
+    error = active.limit_exceeded_error if active is not None else None
+    if error is not None:
+        return limit_stop(error)
     try:
         limits = sample_limits()
     except RuntimeError:
