@@ -164,9 +164,10 @@ def test_generation_mode_with_a_model(tmp_path: Path) -> None:
     value, meta = by_name["decoupled weight decay step"]
     assert value["normalized"] == 1.0
     assert "imports reference module 'dsm_ref'" in meta["flags"]
-    value, meta = by_name["momentum update"]  # right code, but it read the tests: failed
+    value, meta = by_name["momentum update"]  # right code, but it opens files: refused
     assert value["normalized"] == 0.0 and meta["failure"] == "integrity"
-    assert meta["flags"] == ["at run time, the completion opened paper2code_test.py"]
+    assert meta["flags"] == ["refused before running: the completion uses open"]
+    assert meta["report"] is None  # the tests never ran
     assert meta["integrity_flags"] == meta["flags"]
     value, meta = by_name["update parameter"]
     assert value["normalized"] == 0.0 and meta["failure"] == "wrong_result"

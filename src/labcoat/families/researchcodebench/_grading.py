@@ -22,7 +22,9 @@ becomes the run exactly as above. If it cannot start or dies, runs fall back to 
 interpreter each (`preload=False` always does).
 
 The outcome is the test process's report on a private channel, with a per-run secret
-(see `_test_main.py`): what a run prints or how it exits cannot make it pass.
+(see `_test_main.py`): what a run prints or how it exits cannot make it pass. A report
+that claims a pass is checked here against the tests of the pristine script
+(`_tests.py`): every one ran and succeeded, else the run fails and is flagged.
 
 The model never sees these sandboxes: the agent's own sandbox (agent mode) holds the
 masked repository without tests or reference code.
@@ -39,7 +41,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,7 @@ from labcoat.families.researchcodebench._environment import (
 )
 from labcoat.families.researchcodebench._failures import Failure, FailureKind, classify_failure
 from labcoat.families.researchcodebench._papers import Paper
+from labcoat.families.researchcodebench._tests import check_report, script_tests
 from labcoat.grading import grader_session
 from labcoat.sandbox import BwrapSession, Isolation, PythonEnv
 
@@ -109,22 +112,13 @@ class TestRun:
     """Network access tried by code other than the completion (the paper needs network)."""
     limits: tuple[float, float] = (DEFAULT_TIMEOUT, DEFAULT_TIMEOUT * WALL_FACTOR)
     """(CPU seconds, wall-clock seconds) the run was given."""
+    refused: tuple[str, ...] = ()
+    """Why the completion was refused before running (`_screen.py`); no test ran."""
 
     @property
     def passed(self) -> bool:
         """The report says tests ran and none failed, and nothing was flagged."""
-        report = self.report
-        return (
-            report is not None
-            and not self.timed_out
-            and not self.runtime_flags
-            and self.exit_code == 0
-            and report.get("exit_code") == 0
-            and report.get("escaped") is None
-            and int(report.get("ran", 0)) > 0
-            and int(report.get("failures", 0)) == 0
-            and int(report.get("errors", 0)) == 0
-        )
+        return not self.refused and not self.runtime_flags and claims_pass(self)
 
     @property
     def needs_network(self) -> bool:
@@ -134,6 +128,12 @@ class TestRun:
     def failure(self) -> Failure | None:
         if self.passed:
             return None
+        if self.refused:
+            message = "refused before running: it " + "; ".join(self.refused)
+            return Failure(FailureKind.INTEGRITY, message=message)
+        return self._failure()
+
+    def _failure(self) -> Failure:
         if self.timed_out:
             if self.limit == "cpu":
                 message = f"the test run used more than {self.limits[0]:g} s of CPU time"
@@ -161,6 +161,22 @@ class TestRun:
         if int(report.get("ran", 0)) == 0:
             return Failure(FailureKind.CRASH, message="no test ran")
         return Failure(FailureKind.CRASH, message=f"exit code {self.exit_code}")
+
+
+def claims_pass(run: TestRun) -> bool:
+    """What the test process says: its report has tests run and none failed, and it
+    exited cleanly and in time (the runner still checks the report: `check_report`)."""
+    report = run.report
+    return (
+        report is not None
+        and not run.timed_out
+        and run.exit_code == 0
+        and report.get("exit_code") == 0
+        and report.get("escaped") is None
+        and int(report.get("ran", 0)) > 0
+        and int(report.get("failures", 0)) == 0
+        and int(report.get("errors", 0)) == 0
+    )
 
 
 @dataclass
@@ -397,7 +413,7 @@ class GradingPool:
                     runner = "fresh"
         if "error" in data:
             raise LabcoatError(f"paper {paper.id}: the test runner failed: {data['error']}")
-        return TestRun(
+        run = TestRun(
             exit_code=data["exit_code"],
             stdout=data["stdout"],
             stderr=data["stderr"],
@@ -412,6 +428,14 @@ class GradingPool:
             network=tuple(data.get("network") or ()),
             limits=(float(request["cpu_seconds"]), float(wall)),
         )
+        if not claims_pass(run):
+            return run
+        # the test process ran the completion: what its report claims is checked against
+        # the script's own tests, read here from the pristine folder
+        expected = await anyio.to_thread.run_sync(script_tests, paper.folder / paper.test_script)
+        problems = check_report(run.report or {}, expected)
+        flags = tuple(f"sent a report the script's tests contradict: {p}" for p in problems)
+        return replace(run, runtime_flags=run.runtime_flags + flags) if flags else run
 
     async def _preloaded(
         self, entry: _Paper, slot: int, request: dict[str, Any]

@@ -9,6 +9,7 @@ block) and `weak_test` when the tests pass with the placeholder left in.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
@@ -21,13 +22,20 @@ from labcoat.families.researchcodebench._edits import block_from_edit, placehold
 from labcoat.families.researchcodebench._failures import suspicious_access
 from labcoat.families.researchcodebench._grading import TestRun, Watch, shared_pool
 from labcoat.families.researchcodebench._samples import AGENT_WORKDIR, SnippetRef
+from labcoat.families.researchcodebench._screen import screen_completion
 from labcoat.families.researchcodebench._snippets import (
     Snippet,
     insert_completion,
     mask_snippet,
     reindent,
 )
-from labcoat.grading import KEPT, agent_workspace, keep_workspace, stop_agent_processes
+from labcoat.grading import (
+    KEPT,
+    agent_workspace,
+    keep_workspace,
+    kept_flags,
+    stop_agent_processes,
+)
 from labcoat.integrity import INTEGRITY_FLAGS
 
 OUTPUT_TAIL = 4000  # characters of the test output kept in the score's metadata
@@ -109,6 +117,7 @@ def researchcodebench_scorer():
             reply = state.output.completion if state.output else ""
             code, flags = extract_code(reply, masked), []
             kept = await keep_workspace(state, None, submission=True)
+        flags += kept_flags(kept)
         flags += suspicious_access(
             code,
             test_script=paper.test_script,
@@ -122,16 +131,23 @@ def researchcodebench_scorer():
             watch: Watch | None = Watch(af.path, first, first + size - 1)
         else:  # nothing to insert: the placeholder stays (the noop's case)
             filled, watch = masked, None
-        run = await shared_pool().grade(
-            paper,
-            {af.path: filled},
-            environment=ref.environment,
-            timeout=ref.timeout,
-            watch=watch,
-        )
+        # what the completion may reach, before it runs in the process that decides
+        refused = screen_completion(filled, watch.first_line, watch.last_line) if watch else []
+        if refused:
+            run = TestRun(None, "", "", False, 0.0, refused=tuple(refused), runner="refused")
+            run = replace(run, isolation="not run")
+        else:
+            run = await shared_pool().grade(
+                paper,
+                {af.path: filled},
+                environment=ref.environment,
+                timeout=ref.timeout,
+                watch=watch,
+            )
         if run.needs_network:
             # not the completion's doing: the paper's tests download something
             raise LabcoatError(f"environment unavailable: needs network ({run.network[0]})")
+        flags += [f"refused before running: the completion {what}" for what in run.refused]
         flags += [f"at run time, the completion {what}" for what in run.runtime_flags]
         passed = run.passed
         failure = run.failure()

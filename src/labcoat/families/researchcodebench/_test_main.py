@@ -22,8 +22,17 @@ the code under test controls, but from a report on a pipe to the runner:
   collector's object lists, and network access. Anything else that tries network access
   is noted (the paper needs network). Every flag goes to the runner at once.
 
+- Once the script runs, the hook also flags what reaches memory from any code that is
+  not installed (ctypes, the garbage collector's lists, `/proc/<pid>/mem` and `maps`,
+  `/` or `/proc` opened as a descriptor, `exec`/`compile` called on the completion's lines),
+  and unittest's functions, the test methods and the decision modules' functions are
+  checked for bytecode changed in place (a numpy view of a code object's address).
+
 The runner passes a run only with a report carrying the nonce, at least one test run,
 no failure or error, and no flag; a process that ends early (`os._exit`) has no report.
+The report lists each test's outcomes, which labcoat checks against the tests it reads
+from the pristine script (`_tests.py`): whatever this process says, it says it from the
+completion's process, so what can be decided outside it is.
 """
 
 _INTROSPECTION = (
@@ -221,7 +230,8 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             return value.path  # a C member: a plain str
         return False  # an object of the completion's making
 
-    def locked_open(opened, caller):
+    def locked_open(args, caller):
+        opened = args[0]
         text = path_text(opened)
         if text is None:
             return
@@ -229,12 +239,31 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             where = plain(caller_name(caller))
             flag(f"opened a file through an object of its own making ({where})")
             return
-        resolved = realpath(text) if text.startswith("/") else text
-        for candidate in (text, resolved):
+        # a relative path is read from the working folder (os.chdir moves it); one read
+        # from a descriptor (dir_fd) needed that folder opened first, which is seen here
+        absolute = text if text.startswith("/") else os.path.join(os.getcwd(), text)
+        resolved = realpath(absolute)
+        for candidate in (absolute, resolved):
+            # os.open (mode None) of / or /proc: a descriptor that reaches /proc unseen
+            if candidate.rstrip("/") in ("", "/proc") and len(args) > 1 and args[1] is None:
+                flag(f"opened {candidate} as a descriptor (reaches /proc unseen)")
+                return
             part = proc_self_path(candidate)
             if part is not None and part.split("/", 1)[0] not in _PROC_SELF_OK:
                 flag(f"opened {candidate} (the process's own memory or its folder)")
                 return
+        code_file = resolved.endswith((".py", ".pth", ".so", ".pyc"))
+        if code_file and writes(args) and not trusted_origin(caller):
+            flag(f"wrote code to {basename(resolved)}")
+
+    def writes(args):
+        """Whether an `open` event's mode or flags write (builtins.open: mode text;
+        os.open: None and the flags)."""
+        mode = args[1] if len(args) > 1 else None
+        if type(mode) is str:
+            return any(c in mode for c in "wax+")
+        flags = args[2] if len(args) > 2 else 0
+        return type(flags) is int and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
 
     def reads_memory(event, caller):
         """Whether a locked event is the paper's code reading memory or objects: the import
@@ -244,6 +273,12 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             return not import_system(caller) and not trusted_origin(caller)
         return not trusted_origin(caller, imports=event.startswith("ctypes."))
 
+    def on_compile(args, caller):
+        name = path_text(args[1]) if len(args) > 1 else None
+        spoof = type(name) is str and (name.startswith(installed) or name == "<labcoat test main>")
+        if spoof and not trusted(caller):
+            flag(f"compiled code under the name of {name}")
+
     def on_locked(event, args):
         caller = getframe(3)
         if event == "code.__new__":  # libraries build code (torch, jax): only the maker counts
@@ -251,14 +286,20 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
                 flag("made a code object (code.__new__)")
             return
         if event == "open" and args:
-            locked_open(args[0], caller)
-        elif event == "compile" and len(args) > 1:
-            name = path_text(args[1])
-            spoof = type(name) is str and (
-                name.startswith(installed) or name == "<labcoat test main>"
-            )
-            if spoof and not trusted(caller):
-                flag(f"compiled code under the name of {name}")
+            locked_open(args, caller)
+        elif event in ("exec", "compile") and not import_system(caller):
+            # the completion's own call only: libraries compile strings of their own when
+            # it calls them (typing's forward references, upstream's eomt, fractalgen)
+            if on_completion(caller):
+                flag(f"ran code made from text at run time ({event})")
+            if event == "compile":
+                on_compile(args, caller)
+        elif event in ("os.symlink", "os.link") and args:
+            target = path_text(args[0])
+            if type(target) is str:
+                where = realpath(os.path.join(os.getcwd(), target))
+                if where.rstrip("/") in ("", "/proc") or where.startswith("/proc/"):
+                    flag(f"linked to {where}")
         elif event in _LOCKED or event.startswith("ctypes."):
             if not reads_memory(event, caller):
                 return
@@ -302,7 +343,7 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
                 state["failures" if kind == "failure" else "errors"] += 1
             elif kind == "skip":
                 state["skipped"] += 1
-            elif kind == "success":
+            elif kind in ("success", "expected_failure"):
                 state["ok"] += 1
             return
         if event == "labcoat.report":
@@ -311,7 +352,9 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
                 flag("sent labcoat a test report itself")
                 return
             state["reported"] = True
-            send("REPORT", json.dumps({**state, **args[0], "tests": len(outcomes)}))
+            listed = {test_id: sorted(kinds) for test_id, kinds in outcomes.items()}
+            report = {**state, **args[0], "tests": len(outcomes), "outcomes": listed}
+            send("REPORT", json.dumps(report))
             return
         if event in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname"):
             if completion_in_stack(getframe(2)):
@@ -420,7 +463,7 @@ def _labcoat_run(cfg, fresh_modules):
             if os.path.dirname(realpath(caller)) not in unittest_files:
                 flag(f"called unittest's {name} itself")
             elif from_script(test):
-                for text in changed(scope_of_outcomes) + rebound():
+                for text in changed(scope_of_outcomes) + rebound() + rewritten(test):
                     flag(text)
                 test_id = test.id()
                 test_id = str.__str__(test_id) if isinstance(test_id, str) else repr(test)
@@ -438,7 +481,7 @@ def _labcoat_run(cfg, fresh_modules):
         "addFailure": "failure",
         "addError": "error",
         "addSkip": "skip",
-        "addExpectedFailure": "success",
+        "addExpectedFailure": "expected_failure",
         "addUnexpectedSuccess": "unexpected_success",
     }
     for name, kind in kinds.items():
@@ -448,7 +491,9 @@ def _labcoat_run(cfg, fresh_modules):
     def add_subtest(self, test, subtest, err):
         if err is not None and from_script(test):
             failed = issubclass(err[0], test.failureException)
-            sys.audit("labcoat.outcome", "failure" if failed else "error", subtest.id())
+            test_id = test.id()  # the test's, so the runner finds it among the script's
+            test_id = str.__str__(test_id) if isinstance(test_id, str) else repr(test)
+            sys.audit("labcoat.outcome", "failure" if failed else "error", test_id)
         return original_subtest(self, test, subtest, err)
 
     wrapper_codes.add(add_subtest.__code__)
@@ -584,6 +629,87 @@ def _labcoat_run(cfg, fresh_modules):
     before = snapshot()
     held_names = {(label, k): v for label, _, kept, _ in before for k, v in kept.items()}
 
+    # --- code changed in place ------------------------------------------------------------
+    # Raw memory (a numpy view of an address) rewrites a function's bytecode without
+    # changing any object's identity. The interpreter's own copy of the instructions
+    # (`_co_code_adaptive`, quickened as it runs) must stay what it was: the functions
+    # of the modules the tests decide with, and the script's test methods as its text
+    # compiles. Read before the script runs: `co_code` is a copy made on first use.
+    import dis
+    import opcode
+
+    deoptop = getattr(dis, "_deoptop", None)
+    caches = getattr(opcode, "_inline_cache_entries", None)
+
+    def instructions(raw):
+        """The instructions without inline caches, quickened forms mapped back."""
+        out = bytearray()
+        i = 0
+        while i + 1 < len(raw):
+            op = deoptop(raw[i])
+            out += bytes((op, raw[i + 1]))
+            i += 2 + 2 * caches[op]
+        return bytes(out)
+
+    def code_of(value):
+        value = getattr(value, "__func__", value)
+        return value.__code__ if type(value) is FunctionType else None
+
+    def held_code(scope):
+        codes = {}
+        for label, _, kept, _ in before:
+            if any(label == p or label.startswith(p + ".") for p in scope):
+                for key, value in kept.items():
+                    code = code_of(value)
+                    if code is not None:
+                        codes[code] = (f"{label}.{key}", code.co_code)
+        return codes
+
+    def script_code():
+        """qualified name -> instructions of each function the script's text defines."""
+        try:
+            with open(script, encoding="utf-8") as f:
+                top = compile(f.read(), script, "exec")
+        except (OSError, SyntaxError, ValueError):
+            return {}
+        found, todo = {}, [top]
+        while todo:
+            code = todo.pop()
+            found[code.co_qualname] = code.co_code
+            todo += [c for c in code.co_consts if type(c) is type(top)]
+        return found
+
+    can_read_code = deoptop is not None and caches is not None
+    can_read_code = can_read_code and hasattr(script_code.__code__, "_co_code_adaptive")
+    strict_code = held_code(strict) if can_read_code else {}
+    unittest_code = {c: v for c, v in strict_code.items() if v[0].startswith("unittest")}
+    pristine_script = script_code() if can_read_code else {}
+    verified = {}  # code -> quickened instructions found intact
+
+    def intact(code, original):
+        live = code._co_code_adaptive
+        if live == original or verified.get(code) == live:
+            return True
+        ok = instructions(live) == instructions(original)
+        if ok:
+            verified[code] = live
+        return ok
+
+    def rewritten(test=None):
+        """Functions whose code changed in place: unittest's and the test's own method
+        (with `test`), or every function of the modules the tests decide with."""
+        if not can_read_code:
+            return []
+        codes = unittest_code if test is not None else strict_code
+        found = [f"rewrote {name} in place" for c, (name, o) in codes.items() if not intact(c, o)]
+        if test is not None:
+            method = getattr(type(test), getattr(test, "_testMethodName", ""), None)
+            code = code_of(method)
+            original = pristine_script.get(code.co_qualname) if code is not None else None
+            if original is not None and not intact(code, original):
+                found.append(f"rewrote {script_name}'s {code.co_qualname} in place")
+        return found[:10]
+
     def rebound():
         """Names the script imported that are not what their module held before it ran."""
         main = sys.modules.get("__main__")
@@ -654,7 +780,7 @@ def _labcoat_run(cfg, fresh_modules):
     # --- what the completion may have tampered with -------------------------------------
 
     def tampered():
-        found = changed(None) + rebound()
+        found = changed(None) + rebound() + rewritten()
         if target is None:
             return found
 
