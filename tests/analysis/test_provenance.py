@@ -4,24 +4,40 @@ and the warning over a table whose runs mix task contents, graders, judges or ma
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.log import EvalSample
-from inspect_ai.scorer import Score
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.event import ModelEvent, SpanBeginEvent
+from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+from scripted_models import scripted_call
 
 from labcoat.analysis import mixed_provenance, read_runs, results_card
 from labcoat.analysis._provenance import provenance_fields
-from labcoat.families._provenance import PROVENANCE, provenance_record
-from labcoat.families._provenance_hash import folder_hash, top_files_hash
+from labcoat.families._provenance import (
+    PROVENANCE,
+    _used_sidecar,
+    provenance_prefetch,
+    provenance_record,
+)
+from labcoat.families._provenance_hash import clear_folder_hashes, folder_hash, top_files_hash
 from labcoat.families._provenance_host import PACKAGE, cpu_model, labcoat_build
+from labcoat.families._provenance_run import reported_models
 from labcoat.families._score import research_score
 from labcoat.report import write_report
 from labcoat.report._card import card_markdown
 
-from ._synthetic import Sample, write_log
+from ._synthetic import Sample as Run
+from ._synthetic import write_log
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap (bubblewrap)")
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -32,7 +48,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 
 def _hash(root: Path) -> str:
-    folder_hash.cache_clear()  # the cache is per process; these folders change under it
+    clear_folder_hashes()  # the cache is per process; these folders change under it
     return folder_hash(str(root)).hash
 
 
@@ -134,6 +150,129 @@ def test_a_regraded_sample_keeps_its_runs_machine_and_takes_the_new_grading() ->
     assert fields["sample_time_limit"] == 600
 
 
+# --- what a real score records ------------------------------------------------------------
+
+
+@scorer(metrics=[])
+def _provenance_scorer() -> Scorer:
+    async def score(state: TaskState, target: Target) -> Score:
+        return research_score(1.0, 1.0)
+
+    return score
+
+
+def _answered_by(model: str, output: ModelOutput) -> ModelOutput:
+    output.model = model  # what the provider reports, whatever the eval asked for
+    return output
+
+
+@needs_bwrap
+def test_the_research_agents_budget_and_every_reported_model(tmp_path: Path) -> None:
+    from labcoat.agents.research import research_agent
+    from labcoat.sandbox import BwrapConfig
+
+    outputs = [
+        _answered_by("model-2025-01", scripted_call("bash", cmd="echo 1")),
+        _answered_by("model-2025-02", scripted_call("bash", cmd="echo 2")),
+        _answered_by("model-2025-02", scripted_call("submit", answer="done")),
+    ]
+    task = Task(
+        dataset=[Sample(input="Count.", metadata={"time_limit_minutes": 30})],
+        solver=research_agent(token_limit=100_000, message_limit=50, working_limit=900),
+        scorer=_provenance_scorer(),
+        sandbox=("bwrap", BwrapConfig()),
+    )
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    [log] = eval(task, model=model, message_limit=40, log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    record = _record_of(log)
+    # the task's 30 minutes, the agent's own limits, and the lower of its and the sample's
+    assert record["limits"]["agent"] == {
+        "time": 1800.0,
+        "working": 900.0,
+        "token": 100_000.0,
+        "cost": None,
+        "message": 40.0,
+    }
+    assert record["model"]["reported"] == "model-2025-02"  # the last output's, as before
+    assert record["model"]["calls"] == {"model-2025-02": 2, "model-2025-01": 1}
+    assert record["model"]["scoring_calls"] == {}
+
+
+def _record_of(log: EvalLog) -> dict[str, Any]:
+    assert log.samples is not None
+    [sample] = log.samples
+    assert sample.scores is not None
+    score = next(iter(sample.scores.values()))
+    assert score.metadata is not None
+    return score.metadata[PROVENANCE]
+
+
+def test_reported_models_part_the_agents_calls_from_the_grading() -> None:
+    def call(model: str) -> ModelEvent:
+        output = ModelOutput.from_content("mockllm/model", "x")
+        output.model = model
+        return ModelEvent(
+            model="mockllm/model",
+            input=[],
+            tools=[],
+            tool_choice="none",
+            config=GenerateConfig(),
+            output=output,
+        )
+
+    failed = call("")
+    events = [
+        call("a"),
+        failed,
+        call("b"),
+        call("a"),
+        SpanBeginEvent(id="s", name="scorers"),
+        call("judge"),
+        call("judge"),
+    ]
+    assert reported_models(events) == ({"a": 2, "b": 1}, {"judge": 2})
+
+
+def test_a_researchgym_sidecar_is_hashed_from_the_file_the_task_used(tmp_path: Path) -> None:
+    own = _tree(tmp_path / "t", {"labcoat.yaml": "a: 1\n"})
+    overlay = _tree(tmp_path / "o", {"t.yaml": "a: 2\n"})
+    used = _used_sidecar({"path": str(own / "labcoat.yaml"), "overlay": False})
+    assert used is not None and used["file"] == "labcoat.yaml" and used["overlay"] is False
+    other = _used_sidecar({"path": str(overlay / "t.yaml"), "overlay": True})
+    assert other is not None and other["file"] == "overlay t.yaml"
+    assert other["hash"] != used["hash"]
+    assert _used_sidecar(None) is None
+    gone = _used_sidecar({"path": str(tmp_path / "gone.yaml"), "overlay": True})
+    assert gone is not None and gone["hash"] is None and gone["missing"] is True
+
+
+def test_a_prefetched_folder_hash_is_the_one_a_score_reads(tmp_path: Path) -> None:
+    task = _tree(tmp_path / "t", {"a.py": "x = 1\n", "data/b.csv": "1,2\n"})
+    clear_folder_hashes()
+    provenance_prefetch({"family": "researchgym", "researchgym": {"task_dir": str(task)}})
+    provenance_prefetch({"family": "researchgym"})  # no folder: nothing, and no error
+    prefetched = folder_hash(str(task))  # the background thread's (waited for)
+    assert prefetched.hash == _hash(task) and prefetched.files == 2  # as computed here
+
+
+@needs_bwrap
+def test_researchcodebench_records_its_grader_sandboxes_limits(tmp_path: Path) -> None:
+    from labcoat.families.researchcodebench import researchcodebench
+    from labcoat.families.researchcodebench._grading import MEMORY_MB_PER_RUN, WALL_FACTOR
+
+    task = researchcodebench(agent="oracle", tasks="adaptive-huber", timeout=30)
+    [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none", limit=1)
+    assert log.status == "success", log.error
+    record = _record_of(log)
+    grader = record["limits"]["grader"]
+    assert grader["cpu_seconds_per_thread"] == 30 and grader["wall_seconds"] == 30 * WALL_FACTOR
+    assert grader["memory_mb"] == MEMORY_MB_PER_RUN * (grader["parallel_runs"] + 1)
+    assert grader["threads_per_run"] >= 1
+    assert record["limits"]["sandbox"] is None  # the sample has no sandbox of its own
+    assert record["limits"]["agent"] is None  # the oracle applies no budget of its own
+
+
 # --- tables, the card and the warnings ----------------------------------------------------
 
 
@@ -148,15 +287,13 @@ def _provenance(task_hash: str, cpu: str = "CPU A", judge: str | None = None) ->
     }
 
 
-def _log(folder: Path, *samples: Sample, family: str = "rebench") -> Path:
+def _log(folder: Path, *samples: Run, family: str = "rebench") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     return write_log(folder, list(samples), family=family)
 
 
-def _run(task_hash: str, epoch: int = 1, **kw: Any) -> Sample:
-    return Sample(
-        task_id="t1", epoch=epoch, score_metadata={PROVENANCE: _provenance(task_hash, **kw)}
-    )
+def _run(task_hash: str, epoch: int = 1, **kw: Any) -> Run:
+    return Run(task_id="t1", epoch=epoch, score_metadata={PROVENANCE: _provenance(task_hash, **kw)})
 
 
 def test_runs_of_one_task_with_different_contents_are_a_mix(tmp_path: Path) -> None:
@@ -184,7 +321,7 @@ def test_hardware_classes_and_judges_mix_too(tmp_path: Path) -> None:
 
 
 def test_runs_without_provenance_are_no_mix_and_are_counted(tmp_path: Path) -> None:
-    _log(tmp_path / "a", _run("aaaa"), Sample(task_id="t1", epoch=2))
+    _log(tmp_path / "a", _run("aaaa"), Run(task_id="t1", epoch=2))
     data = read_runs(tmp_path)
     assert mixed_provenance(data.runs) == []
     assert results_card(data).unrecorded == 1

@@ -13,7 +13,15 @@ from inspect_ai.model import ChatMessageAssistant
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox, store
 
-from labcoat.families.paperbench import PAPER_DIR, SUBMISSION_DIR, load_paper, paperbench
+from labcoat.families._provenance_hash import file_hash
+from labcoat.families.paperbench import (
+    PAPER_DIR,
+    SUBMISSION_DIR,
+    _llm_prompts,
+    load_paper,
+    paperbench,
+)
+from labcoat.families.paperbench._llm_prompts import PROMPT_VERSION
 from labcoat.suites import resolve_target
 
 from ._judge_stub import JudgeStub
@@ -57,6 +65,15 @@ def test_oracle_and_noop_on_the_bundled_papers(tmp_path: Path) -> None:
         assert tree["score"] == score.value["raw"]
         assert sum(c["leaves"] for c in tree["by_category"].values()) == len(tree["leaves"])
         assert meta["judge_usage"]["calls"] == 0  # the check judge makes no model calls
+        # and records none: its provenance names the judge, no model and no prompt
+        assert meta["judge_info"] == {
+            "name": "check",
+            "model": None,
+            "prompt_version": None,
+            "prompt_hash": None,
+        }
+        judge = meta["provenance"]["inputs"]["judge"]
+        assert judge["name"] == "check" and judge["model"] is None and judge["prompt"] is None
         assert meta["settings"]["paper_dir"].endswith(str(sample.id))
     for sample in noop.samples:
         score = score_of(sample)
@@ -168,6 +185,19 @@ def test_llm_judge_in_the_grader_role(tmp_path: Path) -> None:
     assert all("BEGIN: reproduce.sh" not in p for p in stub.grading_prompts())
     assert all("it was not executed" in p for p in stub.grading_prompts())
     assert load_paper(MINI_PAPERS / PAPER).paper_md.splitlines()[0] in stub.prompts[0]  # type: ignore[union-attr]
+    # the model the judge called (the grader role's), its prompts, the calls it made
+    info = score.metadata["judge_info"]
+    assert info["model"] == "mockllm/model" and info["prompt_version"] == PROMPT_VERSION
+    assert info["prompt_hash"] == file_hash(_llm_prompts.__file__)
+    record = score.metadata["provenance"]
+    assert record["inputs"]["judge"] == {
+        "name": "llm",
+        "model": "mockllm/model",
+        "prompt": info["prompt_hash"],
+        "prompt_version": PROMPT_VERSION,
+    }
+    assert record["model"]["scoring_calls"] == {"mockllm/model": stub.calls}
+    assert record["model"]["calls"] == {}  # the oracle calls no model
 
 
 def test_a_judge_that_cannot_grade_is_a_sample_error_not_a_zero(tmp_path: Path) -> None:

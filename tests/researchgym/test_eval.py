@@ -19,6 +19,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall
 from inspect_ai.util import sandbox
 
+from labcoat.families._provenance_hash import file_hash
 from labcoat.families.researchgym import TaskFolder, researchgym
 from labcoat.suites import SUITES_DIR
 
@@ -314,6 +315,8 @@ def test_upstream_task_without_sidecar(tmp_path: Path) -> None:
     assert score.value["normalized"] != score.value["normalized"]  # NaN: no SOTA declared
     assert score.metadata["self_reported"] is True
     assert "sub-tasks undeclared" in score.metadata["note"]
+    # no sidecar applied: none named, none hashed
+    assert score.metadata["provenance"]["inputs"]["sidecar"] is None
     assert score.explanation is not None and "SELF-REPORTED" in score.explanation
     [hit] = score.metadata["blocklist"]["hits"]
     assert hit["url"] == "https://arxiv.org/abs/2501.00001" and hit["where"] == "tool call bash"
@@ -358,6 +361,10 @@ def test_upstream_task_with_sidecar_is_marked_self_reported(tmp_path: Path) -> N
     assert score.value["improved"] == 1.0
     assert score.metadata["self_reported"] is True and score.value["self_reported"] == 1.0
     assert score.metadata["grader"]["run_dir"] == "/root/.labcoat/run"
+    # the sidecar the task used, hashed from that file
+    sidecar = score.metadata["provenance"]["inputs"]["sidecar"]
+    assert sidecar["path"] == str(folder / "labcoat.yaml") and sidecar["overlay"] is False
+    assert sidecar["hash"] == file_hash(str(folder / "labcoat.yaml"))
 
 
 # --- graders that fail ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from labcoat.families.researchgym._folder import DESCRIPTION
 from labcoat.families.researchgym._grading import GraderRun
 from labcoat.families.researchgym._overlays import description_digest, shipped_overlays
 from labcoat.families.researchgym._preflight import preflight
+from labcoat.families.researchgym._sample import sidecar_used
 from labcoat.families.researchgym._scoring import raw_values
 from labcoat.families.researchgym._sidecar import Sidecar
 
@@ -241,6 +242,8 @@ def test_overlay_applies_only_to_the_description_it_was_written_for(
     )
     applied = TaskFolder(folder)
     assert applied.sidecar is not None and applied.sidecar_origin == "overlay toy-task.yaml"
+    # the sample names the file that applied, for its provenance to hash
+    assert sidecar_used(applied) == {"path": "toy-task.yaml", "overlay": True}
     [entry] = discover(folder)
     assert entry.extra["subtasks"] == 1 and entry.extra["sidecar"] == "overlay toy-task.yaml"
     assert not entry.has_oracle
@@ -254,6 +257,7 @@ def test_overlay_applies_only_to_the_description_it_was_written_for(
     (folder / "task_description.md").write_text(description.replace("0.50", "0.55"))
     edited = TaskFolder(folder)
     assert edited.sidecar is None and edited.sidecar_origin is None
+    assert sidecar_used(edited) is None
     assert "does not apply" in (edited.overlay.mismatch or "")
     [entry] = discover(folder)
     assert entry.extra["subtasks"] is None and "does not apply" in entry.extra["overlay"]
@@ -268,6 +272,8 @@ def test_overlay_applies_only_to_the_description_it_was_written_for(
         folder / "labcoat.yaml",
     )
     assert TaskFolder(folder).sidecar_origin == "labcoat.yaml"
+    own = {"path": str(folder / "labcoat.yaml"), "overlay": False}
+    assert sidecar_used(TaskFolder(folder)) == own
 
 
 def test_a_folder_named_like_an_upstream_task_with_another_description(tmp_path: Path) -> None:

@@ -9,16 +9,20 @@ table can tell runs of different task contents, graders, judges or machines apar
 - `task`: the task folder's content hash (`_provenance_hash`), files and bytes;
 - `grader`: the grader version `labcoat regrade` records (labcoat's version and a hash
   of the grading code);
-- `inputs`: family-specific inputs: the sidecar's hash (the overlay's, where labcoat's
-  applies), RE-Bench's task family version, ResearchCodeBench's pset index and Python
-  environment, PaperBench's judge (name, model, prompt hash);
-- `model`: the eval's model and the model the provider reported for the last output;
+- `inputs`: family-specific inputs: the sidecar's hash (the file the task used: ResearchGym
+  names it, labcoat's overlay or the folder's own), RE-Bench's task family version,
+  ResearchCodeBench's pset index and Python environment, PaperBench's judge (name, the
+  model it called, its prompts' version and hash, from the score's `judge_info`);
+- `model`: the eval's model, the model the provider reported for the last output, and
+  every model it reported over the sample's calls, with counts (the agent's; the
+  grading's apart);
 - `hardware`: CPU model, cores, memory, GPUs, driver;
-- `limits`: Inspect's sample limits, the task's own budgets, the sandbox's limits.
+- `limits`: Inspect's sample limits, the research agent's own budget, the task's own
+  budgets, the sample's sandbox limits, and ResearchCodeBench's grader sandboxes'.
 
-The families are read here, from the sample metadata their tasks already write, so a
-family's package needs nothing new to be recorded. Nothing here may fail a score: a
-part that cannot be read is recorded as `{"error": ...}`.
+The families are read here, from the sample metadata their tasks write and the score
+metadata their scorers return. Nothing here may fail a score: a part that cannot be
+read is recorded as `{"error": ...}`.
 """
 
 from __future__ import annotations
@@ -29,18 +33,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from labcoat.families._provenance_hash import file_hash, folder_hash, json_hash, top_files_hash
+from labcoat.families._provenance_hash import (
+    file_hash,
+    folder_hash,
+    folder_hash_soon,
+    json_hash,
+    top_files_hash,
+)
 from labcoat.families._provenance_host import hardware, labcoat_build
+from labcoat.families._provenance_run import (
+    agent_budget,
+    reported_models,
+    researchcodebench_grader,
+    sample_events,
+)
 from labcoat.sandbox import current_bwrap_session
 
 PROVENANCE = "provenance"
 """Score metadata: the record this module makes."""
+JUDGE_INFO = "judge_info"
+"""Score metadata (PaperBench): the judge that graded, as `JudgeResult.identity()`."""
 
 FAMILIES = Path(__file__).resolve().parent
 SIDECAR = "labcoat.yaml"
 RESEARCHGYM_OVERLAYS = FAMILIES / "researchgym" / "overlays"
-LLM_PROMPTS = FAMILIES / "paperbench" / "_llm_prompts.py"
-"""The `llm` judge's prompts: their file's hash names the prompt version."""
 
 SANDBOX_LIMITS = (
     "memory_mb",
@@ -90,17 +106,29 @@ def _sidecar(folder: Path) -> Part | None:
     return _file(folder / SIDECAR)
 
 
-def _researchgym(meta: dict[str, Any]) -> tuple[Path, Part, Part]:
+def _used_sidecar(used: dict[str, Any] | None) -> Part | None:
+    """The sidecar a ResearchGym sample names (`{path, overlay}`), hashed; None: none."""
+    if not used:
+        return None
+    path = Path(used["path"])
+    label = f"overlay {path.name}" if used.get("overlay") else path.name
+    part = _file(path, label) or {"file": label, "hash": None, "missing": True}
+    return {**part, "path": str(path), "overlay": bool(used.get("overlay"))}
+
+
+def _researchgym(meta: dict[str, Any], scored: dict[str, Any]) -> tuple[Path, Part, Part]:
     m = meta.get("researchgym") or {}
     folder = Path(m["task_dir"])
-    # a labcoat.yaml in the folder wins; else labcoat's overlay for a folder of this name
-    overlay = RESEARCHGYM_OVERLAYS / f"{folder.name}.yaml"
-    sidecar = _sidecar(folder) or _file(overlay, f"overlay {overlay.name}")
+    if "sidecar" in m:  # the file the task was built with, or none
+        sidecar = _used_sidecar(m["sidecar"])
+    else:  # a sample built before it was named: the folder's own, else the overlay
+        overlay = RESEARCHGYM_OVERLAYS / f"{folder.name}.yaml"
+        sidecar = _sidecar(folder) or _file(overlay, f"overlay {overlay.name}")
     limits = {k: m.get(k) for k in ("memory_mb", "network")}
     return folder, {"sidecar": sidecar}, limits
 
 
-def _rebench(meta: dict[str, Any]) -> tuple[Path, Part, Part]:
+def _rebench(meta: dict[str, Any], scored: dict[str, Any]) -> tuple[Path, Part, Part]:
     m = meta.get("rebench") or {}
     folder = Path(m["family_dir"])
     keys = ("memory_mb", "cpus", "gpus", "gpu_model", "timeout", "network")
@@ -109,32 +137,31 @@ def _rebench(meta: dict[str, Any]) -> tuple[Path, Part, Part]:
     return folder, inputs, {k: m.get(k) for k in keys}
 
 
-def _judge_model(m: dict[str, Any]) -> str | None:
-    if m.get("judge_model"):
-        return str(m["judge_model"])
-    if m.get("judge") != "llm":
-        return None
-    from inspect_ai.model import get_model
+def _judge(m: dict[str, Any], scored: dict[str, Any]) -> Part:
+    """The judge as the scorer reports it: the model it called, not the one it was
+    named by (the `grader` role resolves per run); the check judge has none."""
+    info = scored.get(JUDGE_INFO)
+    if not isinstance(info, dict):  # a scorer that did not say: the task's options
+        return {"name": m.get("judge"), "model": m.get("judge_model"), "prompt": None}
+    return {
+        "name": info.get("name"),
+        "model": info.get("model"),
+        # the check judge's "prompt" is the sidecar's checks: its hash is the sidecar's
+        "prompt": info.get("prompt_hash"),
+        "prompt_version": info.get("prompt_version"),
+    }
 
-    # the judge's own rule: Inspect's `grader` role, else the eval's model
-    return str(get_model(role="grader"))
 
-
-def _paperbench(meta: dict[str, Any]) -> tuple[Path, Part, Part]:
+def _paperbench(meta: dict[str, Any], scored: dict[str, Any]) -> tuple[Path, Part, Part]:
     m = meta.get("paperbench") or {}
     folder = Path(m["paper_dir"])
-    judge = {
-        "name": m.get("judge"),
-        "model": _guarded(lambda: _judge_model(m)),
-        # the check judge's "prompt" is the sidecar's checks: its hash is the sidecar's
-        "prompt": file_hash(str(LLM_PROMPTS)) if m.get("judge") == "llm" else None,
-    }
     keys = ("reproduce_timeout_minutes", "reproduce_retries", "memory_mb", "reproduce_gpus")
     limits = {k: m.get(k) for k in (*keys, "network")}
-    return folder, {"sidecar": _sidecar(folder), "judge": judge}, limits
+    inputs = {"sidecar": _sidecar(folder), "judge": _guarded(lambda: _judge(m, scored))}
+    return folder, inputs, limits
 
 
-def _researchcodebench(meta: dict[str, Any]) -> tuple[Path, Part, Part]:
+def _researchcodebench(meta: dict[str, Any], scored: dict[str, Any]) -> tuple[Path, Part, Part]:
     m = meta.get("researchcodebench") or {}
     pset = Path(m["pset"])
     inputs = {
@@ -145,13 +172,37 @@ def _researchcodebench(meta: dict[str, Any]) -> tuple[Path, Part, Part]:
     return pset / str(m["paper"]), inputs, {k: m.get(k) for k in ("timeout", "mode")}
 
 
-FAMILY_INPUTS: dict[str, Callable[[dict[str, Any]], tuple[Path, Part, Part]]] = {
+Reader = Callable[[dict[str, Any], dict[str, Any]], tuple[Path, Part, Part]]
+
+FAMILY_INPUTS: dict[str, Reader] = {
     "researchgym": _researchgym,
     "rebench": _rebench,
     "paperbench": _paperbench,
     "researchcodebench": _researchcodebench,
 }
-"""Per family: (task folder, family inputs, the family's own limits) from sample metadata."""
+"""Per family: (task folder, family inputs, the family's own limits) from the sample's
+metadata and the score's."""
+
+TASK_FOLDERS: dict[str, Callable[[dict[str, Any]], Path]] = {
+    "researchgym": lambda meta: Path(meta["researchgym"]["task_dir"]),
+    "rebench": lambda meta: Path(meta["rebench"]["family_dir"]),
+    "paperbench": lambda meta: Path(meta["paperbench"]["paper_dir"]),
+    "researchcodebench": lambda m: (
+        Path(m["researchcodebench"]["pset"]) / str(m["researchcodebench"]["paper"])
+    ),
+}
+"""Per family: the task folder whose content hash the score records."""
+
+
+def provenance_prefetch(metadata: dict[str, Any]) -> None:
+    """Start hashing the sample's task folder in the background (at the sample's start):
+    gigabytes take seconds, which its score would otherwise spend on the event loop."""
+    folder = TASK_FOLDERS.get(str(metadata.get("family") or ""))
+    try:
+        if folder is not None:
+            folder_hash_soon(str(folder(metadata)))
+    except Exception:  # a record's optimisation: the score computes it if this cannot
+        pass
 
 
 def _sample_limits() -> Part:
@@ -170,22 +221,39 @@ def _sandbox_limits() -> Part | None:
 
 def _model(state: Any) -> Part:
     reported = state.output.model if state is not None and state.output else None
-    return {"eval": str(state.model) if state is not None else None, "reported": reported or None}
+    record: Part = {
+        "eval": str(state.model) if state is not None else None,
+        "reported": reported or None,
+    }
+    if state is not None:  # apart: a transcript that cannot be read loses only these
+        counted = _guarded(lambda: reported_models(sample_events()))
+        calls, scoring = counted if isinstance(counted, tuple) else (counted, counted)
+        record |= {"calls": calls, "scoring_calls": scoring}
+    return record
+
+
+def _grader_limits(family: str, meta: dict[str, Any]) -> Part | None:
+    """Grader sandboxes' limits, for a family whose sample has no sandbox of its own."""
+    if family != "researchcodebench":
+        return None
+    return researchcodebench_grader((meta.get("researchcodebench") or {}).get("timeout"))
 
 
 def _task(folder: Path) -> Part:
     return {"folder": str(folder), **folder_hash(str(folder)).to_json()}
 
 
-def provenance_record() -> dict[str, Any]:
-    """The current sample's provenance (see the module's docstring)."""
+def provenance_record(scored: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The current sample's provenance (see the module's docstring); `scored` is the
+    score's own metadata (what the scorer reports of its grading: the judge)."""
     from inspect_ai.solver._task_state import sample_state
 
     state = sample_state()
     meta = dict(state.metadata or {}) if state is not None else {}
+    score_meta = dict(scored or {})
     family = str(meta.get("family") or "")
     reader = FAMILY_INPUTS.get(family)
-    found = _guarded(lambda: reader(meta)) if reader else None
+    found = _guarded(lambda: reader(meta, score_meta)) if reader else None
     folder, inputs, family_limits = found if isinstance(found, tuple) else (None, found, None)
     task_limits = {
         "time_limit_minutes": meta.get("time_limit_minutes"),
@@ -203,7 +271,10 @@ def provenance_record() -> dict[str, Any]:
         "hardware": _guarded(hardware),
         "limits": {
             "sample": _guarded(_sample_limits),
+            # the research agent's own limits (None: an agent that applies none)
+            "agent": _guarded(agent_budget) if state is not None else None,
             "task": task_limits,
             "sandbox": _guarded(_sandbox_limits),
+            "grader": _guarded(lambda: _grader_limits(family, meta)),
         },
     }

@@ -5,6 +5,11 @@ symlink's target as written (never followed), `__pycache__` and `.git` left out 
 caches and the VCS's own records are not task content). An LFS pointer counts as the
 pointer it is: the hash says which files the task was run with, not what a fetch would
 bring. Hashes are computed once per folder per process (a task's samples share it).
+
+A large folder takes seconds (bench/provenance_hash.py: about 1 GB/s from the page cache,
+a quarter of that from disk), and a score is made on the event loop: `folder_hash_soon`
+starts the hash in a background thread when a sample starts, so that its score finds it
+done. A score that comes first computes it (or waits for it) there.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import functools
 import hashlib
 import json
 import os
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,15 +74,62 @@ def _update(digest: hashlib._Hash, path: str, entry: os.DirEntry[str]) -> int:
     return size
 
 
-@functools.cache
-def folder_hash(folder: str) -> FolderHash:
-    """The hash of every file under `folder` (see the module's docstring)."""
+def _compute(folder: str) -> FolderHash:
     digest = hashlib.sha256()
     files = size = 0
     for path, entry in _entries(Path(folder)):
         size += _update(digest, path, entry)
         files += 1
     return FolderHash(digest.hexdigest()[:HASH_CHARS], files, size)
+
+
+_lock = threading.Lock()
+_hashes: dict[str, Future[FolderHash]] = {}
+"""Folder -> its hash, done or under way (one computation per folder per process)."""
+
+
+def _claim(folder: str) -> tuple[Future[FolderHash], bool]:
+    """The folder's future, and whether the caller must compute it."""
+    with _lock:
+        found = _hashes.get(folder)
+        if found is not None:
+            return found, False
+        _hashes[folder] = future = Future()
+        return future, True
+
+
+def _run(folder: str, future: Future[FolderHash]) -> None:
+    try:
+        future.set_result(_compute(folder))
+    except BaseException as ex:
+        with _lock:  # a failure is not kept: a later score tries again
+            _hashes.pop(folder, None)
+        future.set_exception(ex)
+
+
+def folder_hash_soon(folder: str) -> None:
+    """Start hashing `folder` in a background thread, unless it is done or under way.
+
+    A daemon thread, not an executor's: a process that exits early (a CLI command that
+    builds tasks) must not wait for a hash nobody will read."""
+    future, mine = _claim(folder)
+    if mine:
+        name = "labcoat-provenance-hash"
+        threading.Thread(target=_run, args=(folder, future), name=name, daemon=True).start()
+
+
+def folder_hash(folder: str) -> FolderHash:
+    """The hash of every file under `folder` (see the module's docstring)."""
+    future, mine = _claim(folder)
+    if mine:
+        _run(folder, future)
+    return future.result()
+
+
+def clear_folder_hashes() -> None:
+    """Forget the hashes made so far (tests whose folders change under the cache)."""
+    with _lock:
+        _hashes.clear()
 
 
 @functools.cache

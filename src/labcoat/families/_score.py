@@ -39,7 +39,7 @@ def research_score(
     # every score says how its sample was isolated: a weaker mode must show in a table
     metadata.setdefault(SANDBOX, sandbox_record())
     # and what it was graded with and ran under: task contents, grader, judge, machine, limits
-    metadata.setdefault(PROVENANCE, provenance_record())
+    metadata.setdefault(PROVENANCE, provenance_record(metadata))
     return Score(value=value, explanation=explanation, metadata=metadata)
 
 

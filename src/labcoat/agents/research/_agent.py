@@ -37,6 +37,7 @@ from labcoat.agents.research._tools import (
 )
 from labcoat.agents.research._tools._limits import DEFAULT_MAX_CALL_TIMEOUT
 from labcoat.agents.research._tools.web import SearchProvider, web_search
+from labcoat.families._provenance import provenance_prefetch
 from labcoat.integrity import Blocklist
 
 FamilyTools = Callable[[dict[str, Any]], list[Tool]]
@@ -114,6 +115,9 @@ def research_agent(
             cost=cost_limit,
             messages=message_limit,
         )
+        budget.record()
+        # the task folder's content hash, under way while the agent works (see provenance)
+        provenance_prefetch(metadata)
         calls = ModelCalls(resolve_model_timeout(model_timeout), model_retry)
         handoff = ContextHandoff(
             context_window(context_window_tokens), calls, handoff_threshold, tools=tools

@@ -26,6 +26,8 @@ from inspect_ai.util import store as sample_store
 from labcoat._util.progress import run_progress
 
 STEPS_KEY = "labcoat:steps"
+BUDGET_KEY = "labcoat:budget"
+"""Sample store: the agent's effective limits at its start (provenance's `limits.agent`)."""
 
 
 def _fmt_seconds(seconds: float) -> str:
@@ -106,6 +108,13 @@ class Budget:
             candidates = [v for v in (value, sample) if v is not None]
             out[kind] = min(candidates) if candidates else None
         return out
+
+    def record(self) -> dict[str, float | None]:
+        """Put the effective limits in the sample store, for the score's provenance: the
+        sample limits record only Inspect's, not the ones the agent applies itself."""
+        limits = self.effective()
+        sample_store().set(BUDGET_KEY, limits)
+        return limits
 
     def status(self, progress: dict[str, Any]) -> str:
         """One line on where the run stands against its budget."""

@@ -114,6 +114,20 @@ class JudgeResult:
     flags: tuple[str, ...] = ()
     """Integrity findings, one line each, for a person to review (e.g. text in the
     submission aimed at the judge); they do not change the score."""
+    model: str | None = None
+    """The model the judge called (`provider/name`); None for a judge without one."""
+    prompt_version: str | None = None
+    prompt_hash: str | None = None
+    """The version of the judge's prompts and a hash of their text; None without prompts."""
+
+    def identity(self) -> dict[str, str | None]:
+        """What graded: the judge's name, model and prompts (the score's `judge_info`)."""
+        return {
+            "name": self.judge,
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "prompt_hash": self.prompt_hash,
+        }
 
     @property
     def score(self) -> float:
@@ -215,6 +229,11 @@ class GroupJudge(ABC):
         """Integrity findings of this attempt, read from `prepare`'s context."""
         return []
 
+    def identity_of(self, context: Any) -> dict[str, str | None]:
+        """The model and prompts that graded (`JudgeResult`'s fields), from `prepare`'s
+        context: none for a judge that calls no model."""
+        return {}
+
     def groups(self, rubric: RubricNode) -> list[LeafGroup]:
         """How the rubric's leaves are graded together: sibling groups by default."""
         return leaf_groups(rubric)
@@ -238,7 +257,8 @@ class GroupJudge(ABC):
             grades.update(r.grades)
             usage += r.usage
         flags = tuple(self.flags_of(context))
-        return JudgeResult(grade_tree(inp.rubric, grades), usage, self.name, flags)
+        tree = grade_tree(inp.rubric, grades)
+        return JudgeResult(tree, usage, self.name, flags, **self.identity_of(context))
 
 
 # --- caching by content -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import (
@@ -32,6 +33,8 @@ from inspect_ai.model import (
 )
 
 from labcoat._errors import LabcoatError
+from labcoat.families._provenance_hash import file_hash
+from labcoat.families.paperbench import _llm_prompts
 from labcoat.families.paperbench._cache import DiskCache
 from labcoat.families.paperbench._evidence import (
     REPRODUCE_LOG,
@@ -110,6 +113,11 @@ class JudgeContext:
     usage: JudgeUsage = field(default_factory=JudgeUsage)
     flags: list[str] = field(default_factory=list)
     system: str = GRADER_SYSTEM
+
+
+def prompt_hash() -> str:
+    """A hash of the prompts' module: its text is every prompt this judge sends."""
+    return file_hash(str(Path(_llm_prompts.__file__)))
 
 
 def usage_of(output: ModelOutput) -> JudgeUsage:
@@ -224,6 +232,17 @@ class LLMJudge(GroupJudge):
 
     def flags_of(self, context: Any) -> list[str]:
         return list(context.flags) if isinstance(context, JudgeContext) else []
+
+    def identity_of(self, context: Any) -> dict[str, str | None]:
+        if not isinstance(context, JudgeContext):
+            return {}
+        # the model resolved and called (also when every answer came from the cache:
+        # the cache is keyed by it), not the option it was named by
+        return {
+            "model": str(context.model),
+            "prompt_version": PROMPT_VERSION,
+            "prompt_hash": prompt_hash(),
+        }
 
     async def _evidence(
         self, model: Model, inp: JudgeInput, category: str

@@ -23,6 +23,7 @@ from inspect_ai.util import store
 import labcoat.grading as grading
 from labcoat._errors import LabcoatError
 from labcoat.agents.research._tools.web import ATTEMPTS_KEY
+from labcoat.families._provenance import JUDGE_INFO
 from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
 from labcoat.families.paperbench._check_judge import NO_CHECK, CheckJudge
 from labcoat.families.paperbench._files import LocalFiles
@@ -274,6 +275,8 @@ def paperbench_scorer():
             explanation=explanation,
             metadata={
                 "judge": result.judge,
+                # the model the judge called and its prompts (the provenance's `judge`)
+                JUDGE_INFO: result.identity(),
                 "judge_usage": result.usage.to_json(),
                 # one line each, for a person to review; they do not change the score
                 INTEGRITY_FLAGS: list(result.flags) + blocklist_flags(integrity) + kept_flags(kept),

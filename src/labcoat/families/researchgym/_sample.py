@@ -11,8 +11,22 @@ from pathlib import Path
 from typing import Any
 
 from labcoat.families.researchgym._folder import TaskFolder
+from labcoat.families.researchgym._sidecar import SIDECAR
 
 KEY = "researchgym"
+
+
+def sidecar_used(folder: TaskFolder) -> dict[str, Any] | None:
+    """`{path, overlay}` of the sidecar that configures the sample (the folder's own
+    `labcoat.yaml`, else labcoat's overlay that matched), None when none does: what the
+    score's provenance hashes, so that it never has to guess which file applied."""
+    origin = folder.sidecar_origin
+    if origin is None:
+        return None
+    if origin == SIDECAR:
+        return {"path": str(folder.path / SIDECAR), "overlay": False}
+    file = folder.overlay.file  # set whenever the origin is an overlay
+    return {"path": str(file), "overlay": True} if file is not None else None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from labcoat.families._gpu_need import (
     without_gpu_needs,
 )
 from labcoat.families._params import task_parameters
+from labcoat.families._provenance import provenance_prefetch
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families._sidecar_parts import KeepWorkspace
@@ -37,7 +38,7 @@ from labcoat.families.researchgym._folder import (
 from labcoat.families.researchgym._git import init_workspace_repo
 from labcoat.families.researchgym._instructions import instructions
 from labcoat.families.researchgym._oracle import researchgym_oracle
-from labcoat.families.researchgym._sample import KEY, SampleInfo
+from labcoat.families.researchgym._sample import KEY, SampleInfo, sidecar_used
 from labcoat.families.researchgym._scoring import GIT_SETUP, UNDECLARED_NOTE, researchgym_scorer
 from labcoat.families.researchgym._sidecar import Sidecar
 from labcoat.grading import KEEP_SPEC, copy_into_sandbox
@@ -161,6 +162,7 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
         KEEP_SPEC: (sidecar.keep_workspace if sidecar else KeepWorkspace()).to_metadata(),
         KEY: {
             "task_dir": str(folder.path),
+            "sidecar": sidecar_used(folder),
             "workdir": DEFAULT_WORKDIR,
             "memory_mb": memory_mb,
             "install": bool(sidecar and sidecar.install),
@@ -192,6 +194,9 @@ def researchgym_setup() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         info = SampleInfo.of(state.metadata)
+        # the folder's content hash (seconds for gigabytes of data) is under way while
+        # the agent works, not on the event loop when the sample is scored
+        provenance_prefetch(state.metadata)
         with tempfile.TemporaryDirectory(prefix="labcoat-researchgym-") as tmp:
             info.folder.copy_public(Path(tmp))
             await copy_into_sandbox(Path(tmp), info.workdir)

@@ -1,0 +1,66 @@
+"""Provenance read from the running sample rather than its metadata: the models the
+provider reported for its calls, the limits its agent applied itself, and the limits of
+grader sandboxes a family opens without a sandbox of the sample's own."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+AGENT_BUDGET = "labcoat:budget"
+"""Sample store: the research agent's effective limits (`Budget.record`)."""
+SCORING_SPANS = frozenset({"scorers", "scorer"})
+"""Inspect's span types around scoring: model calls after one are a judge's."""
+
+
+def reported_models(events: Iterable[Any]) -> tuple[dict[str, int], dict[str, int]]:
+    """The models the provider reported (`ModelOutput.model`) for the sample's calls, with
+    counts: (the agent's calls, the calls made while scoring, e.g. an LLM judge's).
+
+    A provider may answer with another snapshot than the one asked for, and may change it
+    mid-run; the last output's model alone would hide that. A call that failed before the
+    provider answered reports nothing and is left out."""
+    from inspect_ai.event import ModelEvent, SpanBeginEvent
+
+    agent: Counter[str] = Counter()
+    scoring: Counter[str] = Counter()
+    counts = agent
+    for event in events:
+        if isinstance(event, SpanBeginEvent) and (event.type or event.name) in SCORING_SPANS:
+            counts = scoring  # events are in order: everything from here on is grading
+        elif isinstance(event, ModelEvent) and event.output.model:
+            counts[event.output.model] += 1
+    return dict(agent.most_common()), dict(scoring.most_common())
+
+
+def sample_events() -> list[Any]:
+    from inspect_ai.log import transcript
+
+    return list(transcript().events)
+
+
+def agent_budget() -> dict[str, Any] | None:
+    """The research agent's limits, as it recorded them at its start; None for an agent
+    that records none (another agent, or no agent: a scripted or oracle run)."""
+    from inspect_ai.util import store
+
+    budget = store().get(AGENT_BUDGET)
+    return dict(budget) if isinstance(budget, dict) else None
+
+
+def researchcodebench_grader(timeout: Any) -> dict[str, Any]:
+    """The limits of ResearchCodeBench's grader sandboxes, read from its shared pool (the
+    one the scorer just graded with): the sandbox's memory cap, the test runs it holds at
+    once, each run's threads, CPU seconds per thread (the sample's `timeout`) and its
+    wall-clock limit. The sandbox's other settings are `grader_session`'s defaults."""
+    from labcoat.families.researchcodebench import _grading
+
+    pool = _grading.shared_pool()
+    return {
+        "memory_mb": pool.memory_mb,
+        "parallel_runs": pool.max_parallel,
+        "threads_per_run": pool.threads,
+        "cpu_seconds_per_thread": timeout,
+        "wall_seconds": timeout * _grading.WALL_FACTOR if timeout is not None else None,
+    }
