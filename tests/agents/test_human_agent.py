@@ -80,6 +80,7 @@ def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: P
     finally:
         eval_run.kill()
     assert eval_run.returncode == 0, output
+    assert "Traceback" not in output and "Exception in callback" not in output, output
 
     sample = only_sample(tmp_path / "logs")
     assert normalized_of(sample.scores["rebench_scorer"]) == pytest.approx(1.0, abs=1e-3)
@@ -168,6 +169,10 @@ def test_one_command_at_a_terminal_gives_the_oracles_score(tmp_path: Path) -> No
     person.type("task submit", wait_for="[y/N]")
     person.type("y", wait_for="the session is over")
     assert person.wait(600) == 0, person.screen
+    # the person's terminal shows the result table, and no traceback before it
+    assert "Traceback" not in person.screen and "Exception in callback" not in person.screen, (
+        person.screen
+    )
     sample = only_sample(tmp_path / "logs")
     assert normalized_of(sample.scores["rebench_scorer"]) >= 0.9
     assert any("cat > solution/prefix_sum.py" in cmd for cmd, _ in bash_calls(sample))

@@ -20,6 +20,12 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def _starting(samples: int, logs: int) -> None:
+    """One line while the regrade runs (Inspect's display is off), in a terminal only."""
+    if sys.stderr.isatty():
+        click.echo(f"regrading {samples} sample(s) of {logs} log(s)…", err=True)
+
+
 @click.command("regrade")
 @click.argument("log_dir", metavar="LOGDIR")
 @click.option(
@@ -49,13 +55,17 @@ def command(
         raise LabcoatError(f"{log_dir}: not a folder (give the folder of the .eval logs)")
     task_args: dict[str, dict[str, Any]] = {}
     with_secrets(task_args, secrets_file)
-    with stdout_to_stderr(as_json):
+    # the regrade's own table is its output: Inspect's per-task panels (its eval's
+    # display) are left out, their content is in the regrade logs; anything else that
+    # writes to stdout meanwhile (a child process, a warning) goes to stderr
+    with stdout_to_stderr():
         out, rows = regrade_logs(
             folder,
             task_ids=list(task_ids) or None,
             max_samples=max_samples,
-            display="none" if as_json else None,
+            display="none",
             task_args=task_args,
+            starting=None if as_json else _starting,
         )
     if as_json:
         click.echo(

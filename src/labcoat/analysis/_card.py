@@ -80,6 +80,8 @@ def _what_ran(data: RunData, runs: pd.DataFrame) -> list[tuple[str, str]]:
         (
             "Runs",
             f"{len(runs)} ({errors} errored)"
+            # the budget's: they ran nothing, so they are in no figure
+            + (f"; {len(data.not_started)} not started (budget)" if len(data.not_started) else "")
             + (f"; epochs: up to {epochs:.0f}" if given(epochs) else ""),
         ),
         ("Logs", str(len(data.logs))),

@@ -76,12 +76,22 @@ SAMPLES = [
     "sample_id",
     "weight",
     *_FIGURES,
+    "not_started",
     "regraded_from",
     "grader",
     "regraded_at",
     *PROVENANCE,
 ]
-RUNS = [*_RUN_ID, "sample_id", "samples", "sample_errors", *_FIGURES, "link", *PROVENANCE]
+RUNS = [
+    *_RUN_ID,
+    "sample_id",
+    "samples",
+    "sample_errors",
+    "sample_not_started",
+    *_FIGURES,
+    "link",
+    *PROVENANCE,
+]
 
 SUBTASKS = [
     "run",

@@ -7,7 +7,7 @@ ResearchCodeBench, every snippet of one paper in one epoch (the paper is the tas
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -16,6 +16,7 @@ from labcoat.analysis import _columns as cols
 from labcoat.analysis._family import Row
 from labcoat.analysis._links import view_link
 from labcoat.analysis._provenance import COLUMNS as PROVENANCE
+from labcoat.analysis._sample_rows import NOT_STARTED
 from labcoat.families._score import mean_over_runs
 
 if TYPE_CHECKING:
@@ -70,11 +71,15 @@ class RunData:
     - `logs`: one row per log file (status, superseded retries);
     - `samples`: one row per sample and epoch;
     - `runs`: one row per run (errored runs included, `status` = ok | partial | error);
+      runs the run's budget did not let start are not among them (`not_started`);
     - `subtasks`: sub-task results (ResearchGym sub-tasks, ResearchCodeBench snippets,
       PaperBench rubric categories), `kind` says which;
     - `scores`: intermediate scores, plus each run's final score at its end;
     - `steps`: the research agent's steps (time, working time, tokens, cost);
-    - `tool_calls`: one row per tool call, with its time into the run.
+    - `tool_calls`: one row per tool call, with its time into the run;
+    - `not_started`: the runs whose samples all were `not started: budget` (Inspect logs
+      them as errored samples), with the columns of `runs`, `status` = `not started` and
+      `error` the reason. They ran nothing: no run, no error and no score anywhere.
     """
 
     logs: pd.DataFrame
@@ -85,6 +90,7 @@ class RunData:
     steps: pd.DataFrame
     tool_calls: pd.DataFrame
     roots: tuple[str, ...] = ()
+    not_started: pd.DataFrame = field(default_factory=lambda: frame([], cols.RUNS))
 
     def with_humans(self, humans: HumanRuns) -> RunData:
         """These tables plus human runs (label `human` unless the CSV names one)."""
@@ -127,7 +133,30 @@ def _scored_value(sample: Row) -> float:
 
 def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
     """One run from its samples; errored samples count 0 with their weight (the error
-    rule of every table, `labcoat.families._score.mean_over_runs`)."""
+    rule of every table, `labcoat.families._score.mean_over_runs`). Samples that did not
+    start are left out, as labcoat's CLI tables leave them out; a run none of whose
+    samples started has `status` = `not started`."""
+    started = [s for s in samples if s.get("status") != NOT_STARTED]
+    if not started:
+        return _not_started_run(samples, view_url)
+    row = _aggregate(started, view_url)
+    row["sample_not_started"] = len(samples) - len(started)
+    return row
+
+
+def _not_started_run(samples: list[Row], view_url: str | None) -> Row:
+    row = _aggregate(samples, view_url)
+    row.update(
+        status=NOT_STARTED,
+        sample_errors=0,
+        sample_not_started=len(samples),
+        raw=None,
+        normalized=None,
+    )
+    return row
+
+
+def _aggregate(samples: list[Row], view_url: str | None) -> Row:
     head = samples[0]
     row: Row = {k: head.get(k) for k in _FIRST}
     for key in _FIRST_SET:
@@ -190,13 +219,15 @@ def build(
     runs = [aggregate_run(group, view_url) for group in by_run.values()]
     for run, key in zip(runs, by_run, strict=True):
         run["run"] = key
+    started = [r for r in runs if r["status"] != NOT_STARTED]
     return RunData(
         logs=frame(logs, cols.LOGS),
         samples=frame([s.sample for s in samples], cols.SAMPLES),
-        runs=frame(runs, cols.RUNS),
+        runs=frame(started, cols.RUNS),
         subtasks=frame([r for s in samples for r in s.subtasks], cols.SUBTASKS),
         scores=frame([r for s in samples for r in s.scores], cols.SCORES),
         steps=frame([r for s in samples for r in s.steps], cols.STEPS),
         tool_calls=frame([r for s in samples for r in s.tool_calls], cols.TOOL_CALLS),
         roots=tuple(roots or ()),
+        not_started=frame([r for r in runs if r["status"] == NOT_STARTED], cols.RUNS),
     )

@@ -10,6 +10,7 @@ from inspect_ai.event import ToolEvent
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
+from labcoat._run._budget import is_not_started
 from labcoat.agents.human import SUMMARY_KEY as HUMAN_KEY
 from labcoat.analysis._family import Family, Row, num
 from labcoat.families._score import NORMALIZED, RAW, WEIGHT
@@ -19,6 +20,9 @@ from labcoat.sandbox import GPUS_KEY, GRADER_GPUS_KEY
 STEPS_KEY = "labcoat:steps"
 STOP_KEY = "labcoat:stopped_by"
 HANDOFFS_KEY = "labcoat:handoffs"
+NOT_STARTED = "not started"
+"""The status of a sample a run's budget did not let start (`labcoat._run._budget`): it
+ran nothing, so it is no run, no error and no score; its `error` says why."""
 
 
 @dataclass
@@ -151,7 +155,9 @@ def _run_seconds(steps: list[Row], scores: list[Row], tools: list[Row], total: f
     return max(ends) if ends else total
 
 
-def _status(ok: bool, score: Score | None) -> str:
+def _status(ok: bool, score: Score | None, not_started: bool = False) -> str:
+    if not_started:
+        return NOT_STARTED
     if not ok:
         return "error"
     # the task returned no score: a person must grade it (RE-Bench's manual scoring)
@@ -193,6 +199,8 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
     score = first_score(sample)
     error = _error_line(sample)
     ok = error is None and score is not None
+    # Inspect records it as an errored sample; labcoat's CLI tables leave it out as well
+    not_started = sample.error is not None and is_not_started(sample.error.message)
     raw, normalized, weight = _value(score) if ok else (None, None, ctx.reader.weight(sample))
     store = sample.store or {}
 
@@ -242,7 +250,8 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "with_paper": ctx.with_paper,
         "sample_id": str(sample.id),
         "weight": weight,
-        "status": _status(ok, score),
+        "status": _status(ok, score, not_started),
+        "not_started": not_started,
         "error": error if error or ok else "no score",
         "flagged": bool(flags),
         "integrity_flags": "; ".join(flags) or None,
@@ -284,5 +293,6 @@ def missing_row(ctx: LogContext, task_id: str, sample_id: str, epoch: int, why: 
         "sample_id": sample_id,
         "weight": 1.0,
         "status": "error",
+        "not_started": False,
         "error": why,
     }

@@ -51,8 +51,10 @@ def task_summary(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFrame:
     mean of the runs that were scored. `beat_reference_rate` is the share of scored runs
     with normalized >= 1 - TOLERANCE (at the reference, up to noise, or above); and
     `improved_rate` the share that improved on the baseline (the family's own test, else
-    normalized > TOLERANCE).
+    normalized > TOLERANCE). `not_started` counts the runs the run's budget did not let
+    start (`data.not_started`): they are in no other figure.
     """
+    not_started = _not_started(data, ["family", "task_id", "label"])
     rows = []
     for (family, task_id, label), runs in by_task(data.runs):
         scores = run_scores(runs, errors_as)
@@ -69,6 +71,7 @@ def task_summary(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFrame:
                 "runs": len(runs),
                 "errors": int((runs["status"] == "error").sum()),
                 "partial": int((runs["status"] == "partial").sum()),
+                "not_started": not_started.get((family, task_id, label), 0),
                 "flagged": int(runs["flagged"].eq(True).sum()),
                 "mean": mean,
                 "se": se,
@@ -96,6 +99,7 @@ _SUMMARY_COLUMNS = [
     "runs",
     "errors",
     "partial",
+    "not_started",
     "flagged",
     "mean",
     "se",
@@ -121,11 +125,13 @@ def leaderboard(
     Every task counts equally, and so does the SE: the SE over the task means,
     sd(task means, ddof=1) / √T (`task_mean_se`; tasks, not runs, are the samples of a
     benchmark). It is NaN with a single task. `tasks` and `runs` say what it rests on.
-    Scores are comparable within a family only. `summary`: a `task_summary` of the same
-    data, when already computed.
+    `not_started` counts the runs the budget did not let start (a label none of whose
+    runs started has a row with 0 tasks). Scores are comparable within a family only.
+    `summary`: a `task_summary` of the same data, when already computed.
     """
     if summary is None:
         summary = task_summary(data, errors_as)
+    not_started = _not_started(data, ["family", "label"])
     rows = []
     for (family, label), group in summary.groupby(["family", "label"], sort=True):
         # one value per task (its mean over runs): the same as task_mean_se of the runs
@@ -137,6 +143,7 @@ def leaderboard(
                 "tasks": len(group),
                 "runs": int(group["runs"].sum()),
                 "errors": int(group["errors"].sum()),
+                "not_started": not_started.pop((family, label), 0),
                 "flagged": int(group["flagged"].sum()),
                 "mean": mean,
                 "se": se,
@@ -146,6 +153,9 @@ def leaderboard(
                 "mean_cost": group["mean_cost"].mean(),
             }
         )
+    for (family, label), count in not_started.items():  # nothing of theirs started
+        rows.append({"family": family, "label": label, "tasks": 0, "runs": 0, "errors": 0})
+        rows[-1].update(not_started=count, flagged=0, mean=math.nan, se=math.nan)
     out = pd.DataFrame(
         rows,
         columns=[
@@ -154,6 +164,7 @@ def leaderboard(
             "tasks",
             "runs",
             "errors",
+            "not_started",
             "flagged",
             "mean",
             "se",
@@ -164,3 +175,14 @@ def leaderboard(
         ],
     )
     return out.sort_values(["family", "mean"], ascending=[True, False], ignore_index=True)
+
+
+def _not_started(data: RunData, keys: list[str]) -> dict[tuple[str, ...], int]:
+    """How many runs did not start, per `keys` (family and label always strings, as
+    `by_task` groups them)."""
+    runs = data.not_started
+    if runs.empty:
+        return {}
+    keyed = runs.assign(family=runs["family"].fillna(""), label=runs["label"].fillna(""))
+    sizes = keyed.groupby(keys, sort=True, dropna=False).size()
+    return {tuple(str(k) for k in key): int(n) for key, n in sizes.items()}

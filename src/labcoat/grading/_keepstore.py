@@ -18,13 +18,14 @@ import json
 import os
 import shutil
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from labcoat._util.atomic import atomic_write
 
 MANIFEST_VERSION = 1
 BLOBS, SAMPLES = "blobs", "samples"
@@ -135,14 +136,8 @@ def manifest_path(root: Path, sample_uuid: str) -> Path:
 
 def _atomic_write(target: Path, write: Any) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # no fsync per file: a workspace is thousands of them, kept while its sample scores
+    atomic_write(target, write, fsync=False)
 
 
 def _store_blob(root: Path, source: Path, sha: str, size: int, limits: _Limits) -> bool:

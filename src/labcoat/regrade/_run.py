@@ -8,9 +8,11 @@ samples, and `replay` added after the agent; the eval writes a real `.eval` log 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,11 +111,13 @@ def regrade_logs(
     max_samples: int | None = None,
     display: str | None = None,
     task_args: dict[str, dict[str, Any]] | None = None,
+    starting: Callable[[int, int], None] | None = None,
 ) -> tuple[Path | None, list[Regraded]]:
     """Regrade every kept sample under `log_dir` (of `task_ids`, when given): the folder
     the regrade logs went to (None: nothing to regrade), and one row per sample.
     `task_args` ({family: {argument: value}}) replace those the original logs recorded
-    (a secrets file of this machine, say)."""
+    (a secrets file of this machine, say). `starting(samples, logs)` is called before
+    the eval runs."""
     if not log_dir.is_dir():
         raise LabcoatError(f"{log_dir}: no such folder")
     found = find_samples(log_dir)
@@ -166,18 +170,39 @@ def regrade_logs(
         roles.update(group[0].model_roles)
     if not tasks:
         return out, rows
-    logs = eval(
-        tasks,
-        log_dir=str(out),
-        model=NO_MODEL,
-        model_roles=roles or None,
-        max_samples=max_samples,
-        display=display,  # type: ignore[arg-type]
-        fail_on_error=False,
-        retry_on_error=0,
-        score_display=False,
-    )
+    if starting is not None:
+        starting(len(built), len(tasks))
+    with _quiet_console(display == "none"):
+        logs = eval(
+            tasks,
+            log_dir=str(out),
+            model=NO_MODEL,
+            model_roles=roles or None,
+            max_samples=max_samples,
+            display=display,  # type: ignore[arg-type]
+            fail_on_error=False,
+            retry_on_error=0,
+            score_display=False,
+        )
     return out, rows + _results(logs, built)
+
+
+@contextlib.contextmanager
+def _quiet_console(quiet: bool) -> Iterator[None]:
+    """Silence rich's global console for the eval. Inspect keeps its first display for
+    the whole process and applies `display="none"` only when it creates it, so after an
+    earlier eval in the same process (a test, a notebook) its panels would still print."""
+    if not quiet:
+        yield
+        return
+    import rich
+
+    console = rich.get_console()
+    before, console.quiet = console.quiet, True
+    try:
+        yield
+    finally:
+        console.quiet = before
 
 
 def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import os
 import tempfile
 from collections.abc import Callable, Iterable
 from html import escape
@@ -13,6 +11,7 @@ from urllib.parse import unquote
 
 from labcoat import analysis as an
 from labcoat._errors import LabcoatError
+from labcoat._util.atomic import atomic_write
 from labcoat._util.eval_logs import Warn
 from labcoat.report import _plots as plots
 from labcoat.report import _sections as sec
@@ -35,6 +34,8 @@ def _header(data: an.RunData, title: str) -> str:
     runs = data.runs
     errors = int((runs["status"] == "error").sum())
     flagged = int(runs["flagged"].eq(True).sum())
+    waiting = len(data.not_started)  # the budget's: in no figure, listed under Runs
+    not_started = f" · {waiting} not started" if waiting else ""
     places = [unquote(r.removeprefix("file://")) for r in data.roots]  # local paths plainly
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     view = places[0] if len(places) == 1 else "LOGDIR"
@@ -42,7 +43,8 @@ def _header(data: an.RunData, title: str) -> str:
     return (
         f"<h1>{escape(title)}</h1>"
         f"<p>{len(data.logs)} logs · {len(runs)} runs · "
-        f"{errors} errored · {flagged} flagged · built {when} from {escape(roots)}</p>"
+        f"{errors} errored{not_started} · {flagged} flagged · built {when} from "
+        f"{escape(roots)}</p>"
         f"<p>Run links open in <code>inspect view --log-dir {escape(view)}</code> "
         "(start it first; it serves on port 7575).</p>"
     )
@@ -166,14 +168,8 @@ def write_report(
         budgets=read_budgets(sources),
     )
     try:  # whole or not at all: a reader never sees half a report
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-        ) as tmp:
-            tmp.write(html)
-        os.replace(tmp.name, path)
+        atomic_write(path, html)
     except OSError as ex:
-        with contextlib.suppress(OSError, NameError):
-            os.unlink(tmp.name)
         raise LabcoatError(f"{path}: cannot write the report ({ex.strerror})") from None
     return path
 

@@ -31,6 +31,7 @@ th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-alig
 th{background:#f4f6f8}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.error td{background:#fdecea} tr.partial td{background:#fff6e0}
+tr.not-started td{background:#f2f2f2;color:#666}
 tr.flagged td:first-child{border-left:4px solid #b3261e}
 .plots{display:flex;flex-wrap:wrap;gap:10px 18px}
 figure{margin:0} figcaption{font-size:12px;color:#555;max-width:560px}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from typing import Any
 
 import pandas as pd
 
@@ -58,6 +59,7 @@ def leaderboard(ctx: Context) -> str:
             lambda r: headline(r["mean"], r["se"], r["tasks"], r["runs"]),
         ),
         ("errors", lambda r: bad_count(r["errors"])),
+        *_not_started_column(board),
         ("flagged", lambda r: bad_count(r["flagged"])),
         ("≥ reference", lambda r: pct(r["beat_reference_rate"])),
         ("improved", lambda r: pct(r["improved_rate"])),
@@ -71,10 +73,28 @@ def leaderboard(ctx: Context) -> str:
         + " Errored runs count as 0 and are counted in "
         "<b>errors</b>; runs with integrity flags keep their score and are counted in "
         "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
-        "family only. " + RATES_NOTE + "</p>"
+        "family only. " + RATES_NOTE + _not_started_note(board) + "</p>"
     )
     body = mix_warning(ctx.data.runs) + table(board, columns, table_id="leaderboard-table")
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
+
+
+NOT_STARTED_NOTE = (
+    " Runs the run's budget did not let start (<code>not started: budget</code>) ran "
+    "nothing: they are counted in <b>not started</b> only, neither runs nor errors, and "
+    "listed with the reason under <a href='#runs'>Runs</a>."
+)
+
+
+def _not_started_column(rows: pd.DataFrame) -> list[tuple[str, Any]]:
+    """The `not started` column, where any run did not start (else no column)."""
+    if not (pd.to_numeric(rows["not_started"], errors="coerce") > 0).any():
+        return []
+    return [("not started", lambda r: count(r["not_started"]))]
+
+
+def _not_started_note(rows: pd.DataFrame) -> str:
+    return NOT_STARTED_NOTE if _not_started_column(rows) else ""
 
 
 def _family_runs(ctx: Context, family: str) -> pd.DataFrame:
@@ -88,6 +108,7 @@ def task_table(ctx: Context, family: str) -> str:
         ("model / agent", lambda r: escape(str(r["label"]))),
         ("runs", "runs"),
         ("errors", lambda r: bad_count(r["errors"])),
+        *_not_started_column(rows),
         ("flagged", lambda r: bad_count(r["flagged"])),
         ("mean ± SE over runs", lambda r: pm(r["mean"], r["se"])),
         ("min", "min"),
@@ -103,7 +124,7 @@ def task_table(ctx: Context, family: str) -> str:
         "<h3>Tasks</h3>"
         + mix_warning(_family_runs(ctx, family))
         + table(rows, columns, table_id=anchor("tasks", family), numeric=("runs", "min", "max"))
-        + f"<p class='note'>{RATES_NOTE}</p>"
+        + f"<p class='note'>{RATES_NOTE}{_not_started_note(rows)}</p>"
     )
 
 
@@ -162,7 +183,13 @@ def costs(ctx: Context, human_hourly: float | None) -> str:
 
 
 def runs_table(ctx: Context) -> str:
-    runs = ctx.data.runs.sort_values(["family", "task_id", "label", "epoch"], key=_sort_key)
+    # the runs that did not start are listed too, with the reason in `error`
+    runs, waiting = ctx.data.runs, ctx.data.not_started
+    if not waiting.empty:  # records, not concat: its all-empty columns keep their dtypes
+        runs = pd.DataFrame(
+            runs.to_dict("records") + waiting.to_dict("records"), columns=runs.columns
+        )
+    runs = runs.sort_values(["family", "task_id", "label", "epoch"], key=_sort_key)
     columns = [
         ("family", lambda r: escape(family_title(r["family"]))),
         ("task", "task_id"),
@@ -186,12 +213,15 @@ def runs_table(ctx: Context) -> str:
         columns,
         table_id="runs-table",
         filter_box=True,
-        row_class=lambda r: str(r["status"]) + (" flagged" if r["flagged"] is True else ""),
+        row_class=lambda r: (
+            str(r["status"]).replace(" ", "-") + (" flagged" if r["flagged"] is True else "")
+        ),
         numeric=("score", "raw"),
     )
     note = (
         "<p class='note'>Every run, errored ones included (red: no score, counted as 0; "
-        "amber: some of its samples errored; ⚑: flagged for integrity, its score kept). "
+        "amber: some of its samples errored; ⚑: flagged for integrity, its score kept; "
+        "grey: not started, the budget's reason in <b>error</b>, in no figure). "
         "<b>open</b> shows the run in <code>inspect view</code>.</p>"
     )
     return f'<section id="runs"><h2>Runs</h2>{note}{body}</section>'

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -16,6 +17,7 @@ from typing import TypeVar
 import anyio
 
 from labcoat._errors import LabcoatError
+from labcoat._util.atomic import atomic_create
 from labcoat._util.env import env_value
 from labcoat.sandbox._config import Bind, BwrapConfig
 from labcoat.sandbox._layout import cache_dir, separate_users
@@ -175,9 +177,8 @@ def dedupe(folder: Path) -> None:
             stored = store / _file_digest(path)
             try:
                 if stored.exists():
-                    temp = path.with_name(f".{name}.labcoat-link")
-                    os.link(stored, temp)
-                    os.replace(temp, path)
+                    # the link replaces the copy in one step; its mode is the stored file's
+                    atomic_create(path, functools.partial(os.link, stored), fsync=False)
                 else:
                     os.link(path, stored)
             except OSError:

@@ -38,6 +38,7 @@ from labcoat._run._ray._worker import (
     LAUNCHER_STOPPED,
     RAY_METADATA,
 )
+from labcoat._util.atomic import atomic_create
 
 FINISHED = ("success", "error", "cancelled")
 
@@ -301,7 +302,5 @@ def write_merged(log: EvalLog, location: str) -> None:
         return
     path = location.removeprefix("file://")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    # a name no log listing picks up while it is being written
-    partial = f"{os.path.dirname(path) or '.'}/.{os.path.basename(path)}.partial"
-    write_eval_log(log, partial, format="eval")
-    os.replace(partial, path)
+    # the temporary's name is one no log listing picks up while it is being written
+    atomic_create(path, lambda partial: write_eval_log(log, str(partial), format="eval"))

@@ -10,11 +10,12 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from anyio.abc import SocketStream
+from anyio.abc import SocketAttribute, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from labcoat.agents.human._clock import WorkingClock
@@ -69,9 +70,22 @@ class HumanControl:
             await self._terminal.send(json.dumps(message).encode() + b"\n")
 
     async def close_terminal(self) -> None:
-        if self._terminal is not None:
+        """End the terminal server's connection. The socket is shut down, not closed: the
+        task reading it (`_serve_terminal`) then reads its end and closes it itself.
+        Closing it here, under that task's pending read, races asyncio: were the socket
+        readable in the same turn of the event loop, its reader callback would set the
+        read's future a second time, and asyncio would print an `InvalidStateError`
+        traceback ("Exception in callback Future.set_result(None)") in the eval's output,
+        which a person at the terminal sees before the results."""
+        if self._terminal is None:
+            return
+        raw = self._terminal.extra(SocketAttribute.raw_socket, None)
+        if raw is None:  # not a socket we can shut down: close it as before
             with contextlib.suppress(Exception):
                 await self._terminal.aclose()
+            return
+        with contextlib.suppress(OSError):  # already closed by its reader
+            raw.shutdown(socket.SHUT_RDWR)
 
     # --- the socket ---------------------------------------------------------------------
 

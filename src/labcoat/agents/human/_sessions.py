@@ -9,6 +9,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from labcoat._util.atomic import atomic_write
 from labcoat.sandbox import cache_dir
 
 RUN_TOKEN_ENV = "LABCOAT_HUMAN_RUN"
@@ -37,9 +38,7 @@ def register(session: LiveSession) -> Path:
     folder = sessions_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / f"{session.id}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(session)))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(asdict(session)))
     return path
 
 

@@ -6,13 +6,11 @@ the full prompt), so an entry never goes stale: a changed file or prompt is anot
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from labcoat._util.atomic import atomic_write
 from labcoat.sandbox import cache_dir
 
 CACHE_SUBDIR = "judge"
@@ -47,12 +45,4 @@ class DiskCache:
         file = self._file(key)
         file.parent.mkdir(parents=True, exist_ok=True)
         # write then rename: concurrent runs never read half an entry
-        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(value, f)
-            os.replace(tmp, file)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(file, json.dumps(value))
