@@ -140,6 +140,12 @@ def test_a_budget_stops_starting_samples_and_ends_the_running_one(tmp_path: Path
     assert row["not_started"] == len(kept)
     assert f"{len(kept)} {NOT_STARTED}" in run.stderr  # the closing note
     assert "of $6.00" in run.stderr and "by model: labcoat/scripted $" in run.stderr
+    # the results card names the campaign's budget and what it spent, and the runs it kept
+    card = labcoat("card", str(log_dir))
+    assert card.returncode == 0, card.stderr
+    [campaign] = [line for line in card.stdout.splitlines() if line.startswith("| Campaign (")]
+    assert "of $6.00" in campaign and "no campaign budget" not in campaign
+    assert f"{len(kept)} not started (budget)" in card.stdout
 
 
 def _wait_for_spend(log_dir: Path, proc: subprocess.Popen, dollars: float) -> None:

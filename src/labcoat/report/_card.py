@@ -12,6 +12,7 @@ import pandas as pd
 
 from labcoat import analysis as an
 from labcoat._version import __version__
+from labcoat.report._budget_section import read_budgets
 
 MAX_SHOWN_MIXES = 6  # per table; the card lists every one
 
@@ -39,6 +40,33 @@ def _places(roots: Iterable[str]) -> str:
     return ", ".join(unquote(r.removeprefix("file://")) for r in roots) or "(none)"
 
 
+def campaign_lines(roots: Iterable[str]) -> list[tuple[str, str]]:
+    """One line per log folder with a spend ledger: the run's budget and what it spent
+    (`--budget-usd`, `--budget-tokens`, `--budget-gpu-hours`; docs/cli.md#budgets)."""
+    lines = []
+    for folder, summary in read_budgets([unquote(r.removeprefix("file://")) for r in roots]):
+        spent, given = summary["spent"], summary["budget"]
+        parts = [
+            f"${spent['usd']:,.2f}" + (f" of ${given['usd']:,.2f}" if given.get("usd") else ""),
+            f"{spent['tokens']:,.0f} tokens"
+            + (f" of {given['tokens']:,}" if given.get("tokens") else ""),
+            f"{spent['gpu_seconds'] / 3600:,.2f} GPU-hours"
+            + (f" of {given['gpu_hours']:,.2f}" if given.get("gpu_hours") else ""),
+        ]
+        if not any(given.get(k) for k in ("usd", "tokens", "gpu_hours")):
+            parts.append("no campaign budget")
+        lines.append((f"Campaign ({folder})", "spent " + ", ".join(parts)))
+    return lines
+
+
+def _with_campaign(card: an.ResultsCard, roots: Iterable[str]) -> list[tuple[str, list]]:
+    """The card's sections, with the campaign's budget lines added to its Budgets."""
+    campaign = campaign_lines(roots)
+    return [
+        (title, lines + campaign if title == "Budgets" else lines) for title, lines in card.sections
+    ]
+
+
 def _md(text: object) -> str:
     """A Markdown table cell: pipes escaped, on one line."""
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -54,7 +82,7 @@ def card_markdown(data: an.RunData, card: an.ResultsCard | None = None) -> str:
         "",
         f"*From {_md(_places(data.roots))}; made by labcoat {__version__} on {when}.*",
     ]
-    for title, lines in card.sections:
+    for title, lines in _with_campaign(card, data.roots):
         out += ["", f"### {title}", "", "| | |", "|---|---|"]
         out += [f"| {_md(k)} | {_md(v)} |" for k, v in lines]
     out += ["", "### Tasks", ""]
@@ -90,7 +118,7 @@ def card_section(data: an.RunData) -> str:
         "each score's provenance. <code>labcoat card LOGDIR</code> prints it as Markdown "
         "for a paper's appendix.</p>"
     )
-    for title, lines in card.sections:
+    for title, lines in _with_campaign(card, data.roots):
         parts.append(f"<h3>{escape(title)}</h3>{_rows(lines)}")
     if not card.tasks.empty:
         head = "".join(f"<th>{escape(TASK_HEADINGS[c])}</th>" for c in card.tasks.columns)
