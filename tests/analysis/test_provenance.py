@@ -197,6 +197,13 @@ def test_the_research_agents_budget_and_every_reported_model(tmp_path: Path) -> 
     assert record["model"]["reported"] == "model-2025-02"  # the last output's, as before
     assert record["model"]["calls"] == {"model-2025-02": 2, "model-2025-01": 1}
     assert record["model"]["scoring_calls"] == {}
+    # and the analysis has them as columns
+    from labcoat.analysis import read_runs
+
+    [row] = read_runs([str(tmp_path)]).samples.to_dict("records")
+    assert row["models_reported"] == "model-2025-01 ×1; model-2025-02 ×2"
+    assert row["agent_time_limit"] == 1800.0 and row["agent_working_limit"] == 900.0
+    assert row["agent_token_limit"] == 100_000.0 and row["agent_message_limit"] == 40.0
 
 
 def _record_of(log: EvalLog) -> dict[str, Any]:

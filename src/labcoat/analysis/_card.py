@@ -182,13 +182,28 @@ def _budgets(runs: pd.DataFrame) -> list[tuple[str, str]]:
             return None
         return ", ".join(f"{name} {_number(r.get(c), unit)}" for name, c, unit in named)
 
+    def agent(r: pd.Series) -> str | None:
+        named = (
+            ("time", "agent_time_limit", " s"),
+            ("working time", "agent_working_limit", " s"),
+            ("tokens", "agent_token_limit", ""),
+            ("messages", "agent_message_limit", ""),
+            ("cost", "agent_cost_limit", " USD"),
+        )
+        if all(pd.isna(r.get(c)) for _, c, _ in named):
+            return None
+        return ", ".join(f"{name} {_number(r.get(c), unit)}" for name, c, unit in named)
+
     marked = _with(
         runs,
         _l=runs.apply(limits, axis=1) if not runs.empty else None,
         _s=runs.apply(sandbox, axis=1) if not runs.empty else None,
+        _a=runs.apply(agent, axis=1) if not runs.empty else None,
     )
     return [
         ("Sample limits (Inspect)", _listing(marked, ("_l",))),
+        # the research agent's own budget, as it applied it; other agents apply none
+        ("Agent budgets", _listing(marked, ("_a",), missing="none of the agent's own")),
         ("Task time budgets", _task_budgets(runs)),
         # a run that records its provenance but no sandbox limits had no sandbox of its own
         ("Sandbox limits", _listing(marked[_recorded(marked)], ("_s",), missing=NO_SANDBOX)),

@@ -27,6 +27,14 @@ SAMPLE_LIMIT_COLUMNS = {
     "cost": "sample_cost_limit",
 }
 """Inspect's sample limits (seconds, tokens, messages, dollars) -> column."""
+AGENT_LIMIT_COLUMNS = {
+    "time": "agent_time_limit",
+    "working": "agent_working_limit",
+    "token": "agent_token_limit",
+    "cost": "agent_cost_limit",
+    "message": "agent_message_limit",
+}
+"""The research agent's own budget as it applied it -> column."""
 SANDBOX_LIMIT_COLUMNS = {
     "memory_mb": "sandbox_memory_mb",
     "cpus": "sandbox_cpus",
@@ -44,6 +52,7 @@ GRADING_COLUMNS = [
     "judge",
     "judge_model",
     "judge_prompt",
+    "judge_prompt_version",
 ]
 RUN_COLUMNS = [
     "labcoat_version",
@@ -51,6 +60,8 @@ RUN_COLUMNS = [
     "inspect_version",
     "model_reported",
     "models_used",
+    "models_reported",
+    "scoring_models_reported",
     "cpu",
     "cpus",
     "memory_gb",
@@ -62,8 +73,10 @@ RUN_COLUMNS = [
     "limit_mechanism",
     "disk_mechanism",
     *SAMPLE_LIMIT_COLUMNS.values(),
+    *AGENT_LIMIT_COLUMNS.values(),
     *SANDBOX_LIMIT_COLUMNS.values(),
     "family_limits",
+    "grader_limits",
 ]
 COLUMNS = [*GRADING_COLUMNS, *RUN_COLUMNS]
 """Every provenance column of the samples and runs tables."""
@@ -122,6 +135,7 @@ def _grading(score: Score | None) -> Row:
         "judge": _text(judge.get("name")),
         "judge_model": None if isinstance(model, dict) else _text(model),
         "judge_prompt": _text(judge.get("prompt")),
+        "judge_prompt_version": _text(judge.get("prompt_version")),
     }
 
 
@@ -130,6 +144,7 @@ def _run(score: Score | None, sample: EvalSample, logged: Row) -> Row:
     build, model, hw = (_dict(record.get(k)) for k in ("labcoat", "model", "hardware"))
     limits = _dict(record.get("limits"))
     sample_limits, sandbox_limits = _dict(limits.get("sample")), _dict(limits.get("sandbox"))
+    agent_limits = _dict(limits.get("agent"))
     sandbox = _meta(score, SANDBOX)
     commit = _text(build.get("commit"))
     if commit and build.get("dirty"):
@@ -142,6 +157,8 @@ def _run(score: Score | None, sample: EvalSample, logged: Row) -> Row:
         "inspect_version": _text(record.get("inspect_ai")) or logged.get("inspect_version"),
         "model_reported": reported,
         "models_used": "; ".join(sorted(sample.model_usage or {})) or None,
+        "models_reported": _counted(model.get("calls")),
+        "scoring_models_reported": _counted(model.get("scoring_calls")),
         "cpu": _text(hw.get("cpu")),
         "cpus": num(hw.get("cpus")),
         "memory_gb": num(hw.get("memory_gb")),
@@ -152,13 +169,21 @@ def _run(score: Score | None, sample: EvalSample, logged: Row) -> Row:
         "isolation": _text(sandbox.get("isolation")),
         "limit_mechanism": _text(sandbox.get("limits")),
         "disk_mechanism": _text(sandbox.get("disk")),
+        **{c: num(agent_limits.get(k)) for k, c in AGENT_LIMIT_COLUMNS.items()},
         **{c: num(sandbox_limits.get(k)) for k, c in SANDBOX_LIMIT_COLUMNS.items()},
         "family_limits": _family_limits(_dict(limits.get("task"))),
+        "grader_limits": _family_limits(_dict(limits.get("grader"))),
     }
     for key, column in SAMPLE_LIMIT_COLUMNS.items():
         if key in sample_limits:  # the sample's own record wins over the eval's config
             row[column] = num(sample_limits[key])
     return row
+
+
+def _counted(calls: Any) -> str | None:
+    """`model ×count; ...` of the models a provider reported over a sample's calls."""
+    pairs = sorted(_dict(calls).items())
+    return "; ".join(f"{model} ×{count}" for model, count in pairs) or None
 
 
 def _family_limits(task: dict[str, Any]) -> str | None:
