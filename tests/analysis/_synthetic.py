@@ -165,6 +165,25 @@ def write_log(
     return path
 
 
+TWO_MODELS = {
+    "mockllm/a": {"t1": [0.2, 0.4], "t2": [0.9], "t3": [0.5, 0.7]},
+    "mockllm/b": {"t1": [0.1], "t2": [0.5, 0.3], "t4": [0.8]},
+}
+"""Two models' normalized scores by task (runs in epoch order): two shared tasks, one each
+of their own; the error-bar tests compute their figures by hand from these."""
+
+
+def write_two_models(folder: Path) -> None:
+    """One log per model of TWO_MODELS in `folder`."""
+    for model, runs in TWO_MODELS.items():
+        samples = [
+            Sample(task_id=t, epoch=e, normalized=s)
+            for t, scores in runs.items()
+            for e, s in enumerate(scores, 1)
+        ]
+        write_log(folder, samples, model=model)
+
+
 def score_log(*entries: tuple[float, float | None], final_last: bool = True) -> list[dict]:
     """A RE-Bench score log from (elapsed seconds, raw score) pairs."""
     return [

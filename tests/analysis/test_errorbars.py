@@ -26,7 +26,7 @@ from labcoat.analysis import (
 )
 from labcoat.analysis._tdist import t_cdf
 
-from ._synthetic import Sample, write_log
+from ._synthetic import Sample, write_log, write_two_models
 from .test_families import _snippet, _tree
 
 # task A: 1, 2; task B: 3; task C: 4, 6, 8 (6 runs, 3 tasks)
@@ -180,15 +180,7 @@ def test_family_best_of_k_has_bands_over_tasks() -> None:
 
 @pytest.fixture
 def two_models(tmp_path: Path):
-    a = {"t1": [0.2, 0.4], "t2": [0.9], "t3": [0.5, 0.7]}
-    b = {"t1": [0.1], "t2": [0.5, 0.3], "t4": [0.8]}
-    for model, runs in (("mockllm/a", a), ("mockllm/b", b)):
-        samples = [
-            Sample(task_id=t, epoch=e, normalized=s)
-            for t, scores in runs.items()
-            for e, s in enumerate(scores, 1)
-        ]
-        write_log(tmp_path, samples, model=model)
+    write_two_models(tmp_path)
     return read_runs(tmp_path)
 
 

@@ -11,7 +11,7 @@ from labcoat._cli.main import main
 from labcoat.analysis import leaderboard, read_human_csv, read_runs
 from labcoat.report import write_report
 
-from ._synthetic import Sample, demo_logs, write_log
+from ._synthetic import Sample, demo_logs, write_log, write_two_models
 
 VIEW = "http://127.0.0.1:7575/#/logs/"
 
@@ -135,15 +135,7 @@ def test_cli_says_when_there_are_no_logs(tmp_path: Path, capsys) -> None:
 
 
 def test_headline_has_task_clustered_se_counts_and_paired_differences(tmp_path: Path) -> None:
-    a = {"t1": [0.2, 0.4], "t2": [0.9], "t3": [0.5, 0.7]}
-    b = {"t1": [0.1], "t2": [0.5, 0.3], "t4": [0.8]}
-    for model, runs in (("mockllm/a", a), ("mockllm/b", b)):
-        samples = [
-            Sample(task_id=t, epoch=e, normalized=s)
-            for t, scores in runs.items()
-            for e, s in enumerate(scores, 1)
-        ]
-        write_log(tmp_path, samples, model=model)
+    write_two_models(tmp_path)
     html = write_report(tmp_path, tmp_path / "r.html").read_text()
     board = html.split('id="leaderboard-table"')[1].split("</table>")[0]
     text = re.sub(r"<[^>]+>", "", board)
