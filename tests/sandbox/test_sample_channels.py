@@ -49,9 +49,10 @@ async def exchange(
     actor: Any,
     actor_args: list[str],
     user: str | None = None,
+    actor_prefix: tuple[str, ...] = (),
 ) -> tuple[Any, Any]:
-    """Start the waiter (it says `ready`), run the actor, then tell the waiter to stop;
-    both results."""
+    """Start the waiter (it says `ready`), run the actor (after `actor_prefix`), then tell
+    the waiter to stop; both results."""
     results: dict[str, Any] = {}
 
     async def wait() -> None:
@@ -64,7 +65,9 @@ async def exchange(
             while not ready.exists():
                 assert "waiter" not in results, results["waiter"].stderr
                 await anyio.sleep(0.05)
-        results["actor"] = await actor.exec(["python3", "-c", PROBE, *actor_args], user=user)
+        results["actor"] = await actor.exec(
+            [*actor_prefix, "python3", "-c", PROBE, *actor_args], user=user
+        )
         await anyio.sleep(0.3)  # notifications of the actor's opens arrive
         waiter.host_path(f"{DEFAULT_WORKDIR}/stop").write_text("1")
     return results["waiter"], results["actor"]
@@ -115,6 +118,33 @@ async def test_proc_locks_lists_no_other_sample_s_locks(make_session) -> None:
         ["proc-locks-hold", SANDBOX_ENV, str(sent)],
         receiver,
         ["proc-locks-probe", SANDBOX_ENV, str(sent)],
+    )
+    assert _answer(probed)["bits"] == 0
+
+
+async def test_agent_code_a_grader_runs_sees_no_other_sample_s_locks(
+    make_session, sandbox_mode: str
+) -> None:
+    """A grader's sandbox (one-user: it nests the agent's code, whose sandbox mounts a
+    /proc of its own, which the kernel allows only over a whole one) hides the machine's
+    locks from the agent's code it runs as well."""
+    if sandbox_mode == "one-user" and os.geteuid() == 0:
+        # root's bwrap makes the grader's mounts before its user namespace, which locks
+        # them, and a locked /proc/irq forbids the nest's /proc; ordinary users (whose
+        # mode this is: CI runs this file as labcoat-one) make them inside it
+        pytest.skip("the nested sandbox of one-user mode runs as an ordinary user only")
+    env = PythonEnv()
+    sender = await make_session(environment=env)
+    grader = await make_session(environment=env, agent_jail=True)
+    sent = secrets.randbits(60) | 1
+    nest = 'if [ -n "${LABCOAT_AS_AGENT:-}" ]; then exec $LABCOAT_AS_AGENT -- "$@"; fi; exec "$@"'
+    as_agent = ("bash", "-c", nest, "as-agent")
+    _, probed = await exchange(
+        sender,
+        ["proc-locks-hold", SANDBOX_ENV, str(sent)],
+        grader,
+        ["proc-locks-probe", SANDBOX_ENV, str(sent)],
+        actor_prefix=as_agent,
     )
     assert _answer(probed)["bits"] == 0
 

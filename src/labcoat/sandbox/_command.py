@@ -427,7 +427,10 @@ def bwrap_command(
         args += ["--perms", "0755", "--dir", d]
     args += _system_mounts(config, trees)
     args += _etc_mounts(config, dirs, trees)
-    args += ["--proc", "/proc", *trees.proc_args(), "--dev", "/dev", *trees.dev_args()]
+    # a sandbox that nests the agent's code keeps /proc whole: the kernel mounts a nested
+    # sandbox's /proc only over one with nothing mounted on it (the nest masks its own)
+    locks = [] if nests_agent_code(config) else trees.proc_args()
+    args += ["--proc", "/proc", *locks, "--dev", "/dev", *trees.dev_args()]
     args += [
         # the sandbox's own POSIX message queues, visible (and removable) as files
         "--mqueue",
