@@ -160,45 +160,43 @@ def _task_budgets(runs: pd.DataFrame) -> str:
     return "; ".join(f"{b}: {', '.join(sorted(t))}" for b, t in sorted(tasks.items())) or "—"
 
 
+SAMPLE_LIMITS = (
+    ("time", "sample_time_limit", " s"),
+    ("working time", "sample_working_limit", " s"),
+    ("tokens", "sample_token_limit", ""),
+    ("messages", "sample_message_limit", ""),
+    ("cost", "sample_cost_limit", " USD"),
+)
+"""(name, column, unit) of Inspect's sample limits; the agent's own have the same names."""
+AGENT_LIMITS = tuple((n, c.replace("sample_", "agent_", 1), u) for n, c, u in SAMPLE_LIMITS)
+SANDBOX_LIMITS = (
+    ("memory", "sandbox_memory_mb", " MB"),
+    ("CPUs", "sandbox_cpus", ""),
+    ("disk", "sandbox_disk_mb", " MB"),
+    ("processes", "sandbox_pids", ""),
+)
+
+
+def _limits_text(
+    r: pd.Series, named: tuple[tuple[str, str, str], ...], blank_if_none: bool = True
+) -> str | None:
+    """`name value unit, ...` of one run's limits; None when it has none (`blank_if_none`)."""
+    if blank_if_none and all(pd.isna(r.get(c)) for _, c, _ in named):
+        return None
+    return ", ".join(f"{name} {_number(r.get(c), unit)}" for name, c, unit in named)
+
+
 def _budgets(runs: pd.DataFrame) -> list[tuple[str, str]]:
-    def limits(r: pd.Series) -> str:
-        named = (
-            ("time", "sample_time_limit", " s"),
-            ("working time", "sample_working_limit", " s"),
-            ("tokens", "sample_token_limit", ""),
-            ("messages", "sample_message_limit", ""),
-            ("cost", "sample_cost_limit", " USD"),
-        )
-        return ", ".join(f"{name} {_number(r.get(c), unit)}" for name, c, unit in named)
-
-    def sandbox(r: pd.Series) -> str | None:
-        named = (
-            ("memory", "sandbox_memory_mb", " MB"),
-            ("CPUs", "sandbox_cpus", ""),
-            ("disk", "sandbox_disk_mb", " MB"),
-            ("processes", "sandbox_pids", ""),
-        )
-        if all(pd.isna(r.get(c)) for _, c, _ in named):
+    def apply(named: tuple[tuple[str, str, str], ...], blank_if_none: bool = True) -> object:
+        if runs.empty:
             return None
-        return ", ".join(f"{name} {_number(r.get(c), unit)}" for name, c, unit in named)
-
-    def agent(r: pd.Series) -> str | None:
-        named = (
-            ("time", "agent_time_limit", " s"),
-            ("working time", "agent_working_limit", " s"),
-            ("tokens", "agent_token_limit", ""),
-            ("messages", "agent_message_limit", ""),
-            ("cost", "agent_cost_limit", " USD"),
-        )
-        if all(pd.isna(r.get(c)) for _, c, _ in named):
-            return None
-        return ", ".join(f"{name} {_number(r.get(c), unit)}" for name, c, unit in named)
+        return runs.apply(lambda r: _limits_text(r, named, blank_if_none), axis=1)
 
     marked = _with(
         runs,
-        _l=runs.apply(limits, axis=1) if not runs.empty else None,
-        _s=runs.apply(sandbox, axis=1) if not runs.empty else None,
-        _a=runs.apply(agent, axis=1) if not runs.empty else None,
+        _l=apply(SAMPLE_LIMITS, blank_if_none=False),
+        _s=apply(SANDBOX_LIMITS),
+        _a=apply(AGENT_LIMITS),
     )
     return [
         ("Sample limits (Inspect)", _listing(marked, ("_l",))),
