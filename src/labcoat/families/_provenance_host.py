@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from labcoat._version import __version__
-from labcoat.sandbox import machine_gpus
+from labcoat.sandbox import machine_gpus, nvidia_smi
 
 PACKAGE = Path(__file__).resolve().parents[1]
 _GIT_TIMEOUT_S = 5
@@ -21,7 +21,6 @@ _SMI_TIMEOUT_S = 10
 CPUINFO = Path("/proc/cpuinfo")
 MEMINFO = Path("/proc/meminfo")
 DRIVER_VERSION = Path("/proc/driver/nvidia/version")
-SMI_PLACES = ("/usr/local/nvidia/bin",)  # where GPU nodes put the driver's tools off PATH
 
 
 def _git(*args: str) -> str | None:
@@ -82,8 +81,7 @@ def memory_gb() -> float | None:
 
 def _smi() -> list[tuple[str, str]]:
     """(model, driver) per GPU from nvidia-smi, where it is found; [] otherwise."""
-    places = [*os.environ.get("PATH", "").split(os.pathsep), *SMI_PLACES]
-    smi = shutil.which("nvidia-smi", path=os.pathsep.join(p for p in places if p))
+    smi = nvidia_smi()
     if smi is None:
         return []
     try:

@@ -38,6 +38,7 @@ from labcoat.sandbox._command import bwrap_path, thread_environment
 from labcoat.sandbox._config import DEFAULT_DISK_MB, Bind, BwrapConfig
 from labcoat.sandbox._environment import built_environment, ensure_environment
 from labcoat.sandbox._gpu_pool import GpuLease, GpuRequestError, gpu_pool
+from labcoat.sandbox._gpu_usage import nvidia_smi
 from labcoat.sandbox._gpus import (
     ANY_GPU_MODEL_ENV,
     Gpu,
@@ -150,6 +151,7 @@ __all__ = [
     "machine_gpus",
     "machine_has_gpu",
     "namespaces_refused",
+    "nvidia_smi",
     "read_requirements_file",
     "record_grader_gpus",
     "record_sandbox_events",
