@@ -88,7 +88,7 @@ def build_report(
         return ""
 
     steps: list[Callable[[], str]] = [
-        lambda: card_section(data),
+        lambda: card_section(data, budgets or []),
         lambda: sec.leaderboard(ctx),
         lambda: model_comparison(ctx),
         compute_curves,

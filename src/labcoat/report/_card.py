@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable
 from html import escape
+from typing import Any
 from urllib.parse import unquote
 
 import pandas as pd
@@ -40,11 +41,15 @@ def _places(roots: Iterable[str]) -> str:
     return ", ".join(unquote(r.removeprefix("file://")) for r in roots) or "(none)"
 
 
-def campaign_lines(roots: Iterable[str]) -> list[tuple[str, str]]:
+Budgets = list[tuple[str, dict[str, Any]]]
+"""`read_budgets`'s: (log folder, its spend ledger's summary) for each folder with one."""
+
+
+def campaign_lines(budgets: Budgets) -> list[tuple[str, str]]:
     """One line per log folder with a spend ledger: the run's budget and what it spent
     (`--budget-usd`, `--budget-tokens`, `--budget-gpu-hours`; docs/cli.md#budgets)."""
     lines = []
-    for folder, summary in read_budgets([unquote(r.removeprefix("file://")) for r in roots]):
+    for folder, summary in budgets:
         spent, given = summary["spent"], summary["budget"]
         parts = [
             f"${spent['usd']:,.2f}" + (f" of ${given['usd']:,.2f}" if given.get("usd") else ""),
@@ -59,9 +64,9 @@ def campaign_lines(roots: Iterable[str]) -> list[tuple[str, str]]:
     return lines
 
 
-def _with_campaign(card: an.ResultsCard, roots: Iterable[str]) -> list[tuple[str, list]]:
+def _with_campaign(card: an.ResultsCard, budgets: Budgets) -> list[tuple[str, list]]:
     """The card's sections, with the campaign's budget lines added to its Budgets."""
-    campaign = campaign_lines(roots)
+    campaign = campaign_lines(budgets)
     return [
         (title, lines + campaign if title == "Budgets" else lines) for title, lines in card.sections
     ]
@@ -82,7 +87,8 @@ def card_markdown(data: an.RunData, card: an.ResultsCard | None = None) -> str:
         "",
         f"*From {_md(_places(data.roots))}; made by labcoat {__version__} on {when}.*",
     ]
-    for title, lines in _with_campaign(card, data.roots):
+    local = [unquote(r.removeprefix("file://")) for r in data.roots]
+    for title, lines in _with_campaign(card, read_budgets(local)):
         out += ["", f"### {title}", "", "| | |", "|---|---|"]
         out += [f"| {_md(k)} | {_md(v)} |" for k, v in lines]
     out += ["", "### Tasks", ""]
@@ -109,8 +115,9 @@ def _rows(lines: list[tuple[str, str]]) -> str:
     return f'<table class="card">{body}</table>'
 
 
-def card_section(data: an.RunData) -> str:
-    """The report's first section: the card's tables and every mixed version."""
+def card_section(data: an.RunData, budgets: Budgets) -> str:
+    """The report's first section: the card's tables (with the campaigns of `budgets`,
+    the report's own read of the ledgers) and every mixed version."""
     card = an.results_card(data)
     parts = ['<section id="card"><h2>Results card</h2>']
     parts.append(
@@ -118,7 +125,7 @@ def card_section(data: an.RunData) -> str:
         "each score's provenance. <code>labcoat card LOGDIR</code> prints it as Markdown "
         "for a paper's appendix.</p>"
     )
-    for title, lines in _with_campaign(card, data.roots):
+    for title, lines in _with_campaign(card, budgets):
         parts.append(f"<h3>{escape(title)}</h3>{_rows(lines)}")
     if not card.tasks.empty:
         head = "".join(f"<th>{escape(TASK_HEADINGS[c])}</th>" for c in card.tasks.columns)
