@@ -261,7 +261,7 @@ def _keep_file(tree: Tree, rel: str, path: Path, root: Path, limits: _Limits) ->
 def write_manifest(root: Path, sample_uuid: str, manifest: dict[str, Any]) -> Path:
     target = manifest_path(root, sample_uuid)
     text = json.dumps({"version": MANIFEST_VERSION, **manifest}, indent=1, sort_keys=True)
-    _atomic_write(target, lambda f: f.write(text.encode()))
+    _atomic_write(target, text)
     return target
 
 
