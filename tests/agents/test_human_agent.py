@@ -68,7 +68,7 @@ def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: P
         again = Typist("attach", "--wait", "30")
         again.read_until("[task] ")  # the screen's recent output is replayed
         assert "still-here" in again.type('echo "$REMEMBERED"')
-        assert "paused" in again.type("task stop")
+        assert "paused" in again.type("task stop", wait_for="[paused] ")
         assert "running" in again.type("task start")
         again.type("""echo '{"width": 362}' > solution/answer.json""")
         again.type("task score")

@@ -3,6 +3,7 @@ session to attach to, and the CLI's refusals."""
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from labcoat._errors import LabcoatError
 from labcoat.agents.human._attach import pick
 from labcoat.agents.human._clock import WorkingClock
+from labcoat.agents.human._commands import CommandLog
 from labcoat.agents.human._sessions import LiveSession, live_sessions, register
 from tests.cli_runner import run_cli_captured
 
@@ -77,3 +79,60 @@ def test_the_cli_refuses_what_cannot_host_a_person(
             capsys, "eval", "mini", "--agent", "human", "--task", "scaling_law/main", *extra
         )
         assert code == 2 and "--agent human runs on this machine" in err, err
+
+
+def _end(status: int, line: str) -> bytes:
+    b64 = base64.b64encode
+    return b"\x1b]777;labcoat;end;%d;%s;%s\x07" % (status, b64(b"/w"), b64(line.encode()))
+
+
+def _log() -> tuple[CommandLog, list[dict]]:
+    found: list[dict] = []
+    log = CommandLog(found.append)
+    log.shell_started()
+    log.shown(_end(0, "") + b"[task] /w$ ")
+    return log, found
+
+
+def test_a_command_is_the_line_typed_and_its_output_what_followed() -> None:
+    log, found = _log()
+    log.typed(b"ech", "shell", 1.0)
+    log.typed(b"o hx\x7fi\x1b[D\x1b[C \r", "shell", 2.0)  # a typo, backspace, arrows
+    log.shown(b"echo hi \r\n\x1b]777;labcoat;start\x07hi\r\n" + _end(0, "echo hi"))
+    log.shown(b"[task] /w$ ")
+    log.typed(b"cat > f <<END\rone\rEND\r", "shell", 3.0)  # a paste: one command a line
+    log.typed(b"task submit\r", "shell", 4.0)
+    log.typed(b"y\r", "task", 5.0)  # to the program in the foreground, not a command
+    log.finish()
+    assert [c["command"] for c in found] == [
+        "echo hi ",
+        "cat > f <<END",
+        "one",
+        "END",
+        "task submit",
+    ]
+    assert found[0]["output"] == "hi" and found[0]["exit"] == 0
+    assert found[0]["shell_line"] == "echo hi"
+    assert log.flags == []
+
+
+def test_printed_markers_make_no_command_and_flag_the_run() -> None:
+    """The in-band end marker, printed by a command: not a record (it was, before)."""
+    log, found = _log()
+    log.typed(b"printf forged\r", "shell", 1.0)
+    log.shown(b"\r\n" + _end(0, "python honest_run.py") + _end(0, "printf forged"))
+    log.shown(b"[task] /w$ ")
+    log.finish()
+    assert [c["command"] for c in found] == ["printf forged"]
+    assert found[0]["shell_line"] == "printf forged"  # the shell's own, last, report
+    assert any("markers" in f for f in log.flags), log.flags
+
+
+def test_lines_the_shell_never_reports_flag_its_hooks() -> None:
+    log, found = _log()
+    for n in range(5):
+        log.typed(b"echo %d\r" % n, "shell", float(n))
+        log.shown(b"\r\n%d\r\nbash$ " % n)  # no markers: PS0/PROMPT_COMMAND are gone
+    log.finish()
+    assert [c["command"] for c in found] == [f"echo {n}" for n in range(5)]
+    assert any("prompt hooks" in f for f in log.flags), log.flags

@@ -120,25 +120,27 @@ class SessionProcesses:
                 time.sleep(0.02)
 
     @contextlib.asynccontextmanager
-    async def paused(self) -> AsyncIterator[None]:
+    async def paused(self, spare: frozenset[int] = frozenset()) -> AsyncIterator[None]:
         """Every command of the sandbox, background jobs included, stopped (SIGSTOP, which
         no process can catch) meanwhile and continued after; bwrap and the exec servers run
         on, and no new command starts. A timing-sensitive score is measured so: a job the
         agent left running cannot load the machine only while the yardsticks are timed.
-        A process that was already stopped (a person's Ctrl-Z) stays stopped."""
+        A process that was already stopped (a person's Ctrl-Z) stays stopped. `spare`:
+        host pids that run on too (a person's terminal server while their clock is paused)."""
         self._paused = True
         stopped: set[int] = set()  # filled as it goes: continued whatever interrupts it
         try:
-            await anyio.to_thread.run_sync(self._stop_signal_commands, stopped)
+            await anyio.to_thread.run_sync(self._stop_signal_commands, stopped, spare)
             yield
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_signal, stopped, signal.SIGCONT)
             self._paused = False
 
-    def _stop_signal_commands(self, stopped: set[int]) -> None:
+    def _stop_signal_commands(self, stopped: set[int], spare: frozenset[int]) -> None:
         for _ in range(50):  # repeat: a process may fork between the scan and the stop
-            running = {p for p in self._sandbox_pids() - self._infrastructure if _runs(p)}
+            kept = self._infrastructure | spare
+            running = {p for p in self._sandbox_pids() - kept if _runs(p)}
             if not running:
                 return
             stopped |= running

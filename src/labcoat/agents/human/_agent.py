@@ -21,8 +21,9 @@ from inspect_ai.tool import Tool, ToolDef
 from labcoat._errors import LabcoatError
 from labcoat.agents.human._clock import WorkingClock
 from labcoat.agents.human._control import HumanControl, ScoreCall
-from labcoat.agents.human._record import MODEL, SessionRecord
+from labcoat.agents.human._record import MODEL, SUMMARY_KEY, SessionRecord
 from labcoat.agents.human._sessions import RUN_TOKEN_ENV, LiveSession, register, unregister
+from labcoat.integrity import INTEGRITY_FLAGS, flags_of
 from labcoat.sandbox import BwrapSession, current_bwrap_session
 
 SANDBOX_DIR = "/tmp/.labcoat-human"
@@ -121,7 +122,7 @@ def human_agent(family_tools: Callable[[dict[str, Any]], list[Tool]] | None = No
         _install(host, (agent.uid, agent.gid), instructions, _welcome(state, budget, bool(score)))
         record = SessionRecord(state)
         clock = WorkingClock(budget)
-        control = HumanControl(record, clock, instructions, score)
+        control = HumanControl(record, clock, instructions, score, freeze=session.paused)
         live: Path | None = None
         try:
             async with (
@@ -139,12 +140,19 @@ def human_agent(family_tools: Callable[[dict[str, Any]], list[Tool]] | None = No
                         await _close_session(control)
                 group.cancel_scope.cancel()
         finally:
+            await control.thaw()  # nothing stays frozen for the grader
             if live is not None:
                 unregister(live)
             if control.ended_by is None:
                 control.end("interrupted")
+            control.commands.finish()
             summary = {"ended_by": control.ended_by, "attaches": control.attaches}
             record.finish({**summary, **clock.record()})
+            flags = control.integrity_flags()
+            summary_now = state.store.get(SUMMARY_KEY) or {}
+            state.store.set(SUMMARY_KEY, {**summary_now, INTEGRITY_FLAGS: flags})
+            if flags:  # the run's own flags: every table reads them (labcoat.integrity)
+                state.metadata[INTEGRITY_FLAGS] = [*flags_of(state.metadata), *flags]
         if control.answer is not None:
             state.output = ModelOutput.from_content(MODEL, control.answer)
         return state
@@ -186,6 +194,7 @@ async def _close_session(control: HumanControl) -> None:
     `CLOSE_SECONDS`, then it is stopped)."""
     if control.ended_by is None:
         control.end("interrupted")
+    await control.thaw()
     why = "the run was interrupted" if control.ended_by == "interrupted" else control.ended_by
     await control.tell_terminal(f"the session is over ({why}).", farewell=True)
     await control.close_terminal()

@@ -18,7 +18,8 @@ MODEL = "human"
 RECORDING_KEY = "labcoat:human_recording"
 SUMMARY_KEY = "labcoat:human"
 RECORDING_BYTES = 2 * 1024 * 1024
-"""The recording's tail kept in the log (the per-command records are all kept)."""
+"""What the terminal showed, the tail kept in the log; what was typed is all kept, as are
+the per-command records (docs/humans.md). A recording that lost output flags the run."""
 
 
 class SessionRecord:
@@ -29,8 +30,8 @@ class SessionRecord:
         self.started = time.time()
         header = {"version": 2, "width": width, "height": height, "timestamp": int(self.started)}
         self._header = json.dumps(header)
-        self._events: list[str] = []
-        self._size = 0
+        self._events: list[tuple[str, str]] = []
+        self._shown_size = 0
         self.truncated = False
         self.commands = 0
         self._calls = 0
@@ -50,37 +51,53 @@ class SessionRecord:
         )
 
     def command(self, record: dict[str, Any]) -> None:
+        """One command typed to the shell (`_commands.CommandLog`'s record)."""
         self.commands += 1
         output = str(record.get("output", ""))
         status = record.get("exit")
         if status not in (None, 0):
-            output += f"\n[exit status {status}]"
+            output += f"\n[exit status {status}, as the shell reported it]"
         self.tool_call("bash", {"cmd": str(record.get("command", ""))}, output)
         self.event(
             "command",
             command=record.get("command"),
-            exit=status,
-            cwd=record.get("cwd"),
-            started=record.get("started"),
-            ended=record.get("ended"),
+            typed=record.get("typed"),
             output_truncated=bool(record.get("truncated")),
+            shell_reported={k: record.get(k) for k in ("exit", "cwd", "shell_line")},
         )
 
+    def typed_to(self, program: str, text: str) -> None:
+        """A line typed to a program other than the shell (an editor, a REPL, a prompt)."""
+        self.event("typed", to=program, text=text[:4096])
+
     def stream(self, kind: str, text: str) -> None:
-        """One asciicast event: `o` what the terminal showed, `i` what was typed."""
+        """One asciicast event: `o` what the terminal showed, `i` what was typed. Typed
+        events are never dropped; shown ones are, oldest first, past `RECORDING_BYTES`."""
         line = json.dumps([round(time.time() - self.started, 3), kind, text])
-        self._events.append(line)
-        self._size += len(line) + 1
-        while self._size > RECORDING_BYTES and self._events:
-            self._size -= len(self._events.pop(0)) + 1
-            self.truncated = True
+        self._events.append((kind, line))
+        if kind == "o":
+            self._shown_size += len(line) + 1
+            if self._shown_size > RECORDING_BYTES * 5 // 4:  # compacted now and then
+                self._compact()
+
+    def _compact(self) -> None:
+        kept: list[tuple[str, str]] = []
+        for kind, line in self._events:
+            if kind == "o" and self._shown_size > RECORDING_BYTES:
+                self._shown_size -= len(line) + 1
+                self.truncated = True
+            else:
+                kept.append((kind, line))
+        self._events = kept
 
     def recording(self) -> str:
-        return "\n".join([self._header, *self._events]) + "\n"
+        self._compact()
+        return "\n".join([self._header, *(line for _, line in self._events)]) + "\n"
 
     def finish(self, summary: dict[str, Any]) -> None:
+        recording = self.recording()  # compacted: `truncated` is final
         self.state.store.set(
             SUMMARY_KEY,
             {**summary, "commands": self.commands, "recording_truncated": self.truncated},
         )
-        self.state.store.set(RECORDING_KEY, self.recording())
+        self.state.store.set(RECORDING_KEY, recording)

@@ -6,9 +6,16 @@ the whole session and serves it on a Unix socket: `labcoat attach` on the host c
 and a dropped connection only detaches (the shell and its jobs go on; the next attach
 replays the screen's recent output).
 
-Everything the shell prints goes to the harness over the control socket: the raw stream
-(the session recording) and, from markers the shell's prompt hooks print, one record per
-command with its exit status, directory, times and output.
+It is a relay, and reports to the harness only what it sees itself, over its one control
+connection: every byte typed (with where it went: the shell itself, or the program in the
+terminal's foreground, as the kernel's terminal says) and every byte the terminal showed.
+The harness makes the log's records from these; nothing the shell prints is a record
+(docs/humans.md: markers the prompt hooks print are only the shell's own annotations).
+
+While the person's clock is paused the harness has stopped every other process of the
+sample; this server alone runs on, keeps the typed bytes from the frozen shell and waits
+for `task start`. It makes itself undumpable, so the person's processes (its own user)
+cannot read or change its memory.
 
 Client → server frames: one type byte, a 4-byte big-endian length, the payload
 (`d` keystrokes, `w` a JSON window size). Server → client: the terminal's bytes.
@@ -29,13 +36,25 @@ import socket
 import struct
 import sys
 import termios
-import time
 
-MARK = re.compile(rb"\x1b\]777;labcoat;([a-z]+);?([^\x07]*)\x07")
+MARK = re.compile(rb"\x1b\]777;labcoat;[^\x07]*\x07")
 PARTIAL = b"\x1b]777;"
 REPLAY_BYTES = 64 * 1024
-OUTPUT_BYTES = 16 * 1024  # kept per command in its record (the recording has it all)
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\r")
+RESUME = "task start"
+PAUSED_PROMPT = b"[paused] "
+PAUSED_BANNER = (
+    b"\r\n[labcoat] the clock is paused and every process of this session is stopped;"
+    b" type `task start` to resume.\r\n" + PAUSED_PROMPT
+)
+
+
+def _undumpable() -> None:
+    """No process of the person's (same user, no capability) may ptrace this one or read
+    its /proc memory (prctl PR_SET_DUMPABLE 0)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
 
 
 class Control:
@@ -86,6 +105,23 @@ class Shell:
         if self.fd is not None:
             fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
+    def foreground(self) -> str:
+        """Who reads what is typed now: "shell" (the shell itself, at its prompt or in a
+        builtin), else the foreground program's name, as the terminal (the kernel) says."""
+        if self.fd is None:
+            return "none"
+        try:
+            group = os.tcgetpgrp(self.fd)
+        except OSError:
+            return "unknown"
+        if group == self.pid:
+            return "shell"
+        try:
+            with open(f"/proc/{group}/comm") as comm:
+                return comm.read().strip() or "unknown"
+        except OSError:
+            return "unknown"
+
     def reap(self) -> bool:
         """True when the shell has exited (and is gone)."""
         if self.pid is None:
@@ -98,62 +134,50 @@ class Shell:
         return self.pid is None
 
 
-class Commands:
-    """Turns the prompt hooks' markers into one record per command."""
+class Screen:
+    """What is shown: the terminal's bytes less the prompt hooks' markers (which may be
+    split across reads)."""
 
-    def __init__(self, control: Control) -> None:
-        self.control = control
-        self.started: float | None = None
-        self.output = b""
+    def __init__(self) -> None:
         self.pending = b""
 
-    def feed(self, data: bytes) -> bytes:
-        """The bytes to show (markers removed); records go to the harness."""
+    def shown(self, data: bytes) -> bytes:
         data = self.pending + data
         self.pending = b""
         cut = data.rfind(PARTIAL)
-        if cut != -1 and b"\x07" not in data[cut:]:
+        if cut != -1 and b"\x07" not in data[cut:] and len(data) - cut < 4096:
             data, self.pending = data[:cut], data[cut:]
-        shown = b""
-        pos = 0
-        for match in MARK.finditer(data):
-            self._collect(data[pos : match.start()])
-            shown += data[pos : match.start()]
-            self._marker(match.group(1).decode(), match.group(2).decode(errors="replace"))
-            pos = match.end()
-        self._collect(data[pos:])
-        return shown + data[pos:]
-
-    def _collect(self, data: bytes) -> None:
-        if self.started is not None and len(self.output) < OUTPUT_BYTES:
-            self.output += data
-
-    def _marker(self, kind: str, payload: str) -> None:
-        if kind == "start":
-            self.started, self.output = time.time(), b""
-        elif kind == "end" and self.started is not None:
-            status, cwd, command = ([*payload.split(";", 2), "", ""])[:3]
-            text = ANSI.sub(b"", self.output).decode(errors="replace")
-            self.control.send(
-                {
-                    "op": "command",
-                    "command": _b64(command),
-                    "exit": int(status) if status.lstrip("-").isdigit() else None,
-                    "cwd": _b64(cwd),
-                    "started": self.started,
-                    "ended": time.time(),
-                    "output": text[:OUTPUT_BYTES],
-                    "truncated": len(self.output) >= OUTPUT_BYTES,
-                }
-            )
-            self.started = None
+        return MARK.sub(b"", data)
 
 
-def _b64(text: str) -> str:
-    try:
-        return base64.b64decode(text).decode(errors="replace").rstrip("\n")
-    except ValueError:
-        return text
+class Paused:
+    """The paused terminal: a line typed here is kept from the (stopped) shell; `task
+    start` asks the harness to resume."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.line = b""
+
+    def type(self, data: bytes, client: socket.socket | None, control: Control) -> None:
+        for byte in data:
+            char = bytes([byte])
+            if char in (b"\r", b"\n"):
+                _send(client, b"\r\n")
+                if self.line.decode(errors="replace").strip() in (RESUME, "start"):
+                    control.send({"op": "resume"})
+                else:
+                    _send(client, PAUSED_BANNER)
+                self.line = b""
+            elif char in (b"\x7f", b"\x08"):
+                if self.line:
+                    self.line = self.line[:-1]
+                    _send(client, b"\x08 \x08")
+            elif char == b"\x03" or char == b"\x15":
+                self.line = b""
+                _send(client, b"^C\r\n" + PAUSED_PROMPT)
+            elif byte >= 0x20 and len(self.line) < 256:
+                self.line += char
+                _send(client, char)
 
 
 def _frames(buffer: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
@@ -167,11 +191,18 @@ def _frames(buffer: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
     return frames, buffer
 
 
+def _last_line(replay: bytes) -> bytes:
+    """The screen's last, unfinished line (the prompt the shell printed)."""
+    return replay[replay.rfind(b"\n") + 1 :]
+
+
 def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
+    _undumpable()
     control = Control(control_path)
     control.send({"op": "hello", "pid": os.getpid()})
-    commands = Commands(control)
     shell = Shell(shell_argv)
+    screen = Screen()
+    paused = Paused()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(socket_path):
         os.unlink(socket_path)
@@ -185,7 +216,7 @@ def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
     farewell = b"\r\n[labcoat] the session is over.\r\n"
     while not control.closed:
         readers = [listener, control.sock] + ([client] if client else [])
-        if shell.fd is not None:
+        if shell.fd is not None and not paused.active:
             readers.append(shell.fd)
         ready, _, _ = select.select(readers, [], [], 1.0)
         if control.sock in ready:
@@ -193,22 +224,31 @@ def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
             if messages is None:
                 break  # the harness ended the session
             for message in messages:
+                op = message.get("op")
                 text = str(message.get("text", "")).encode()
-                if message.get("op") == "notice" and client is not None:
+                if op == "notice":
                     _send(client, text)
-                elif message.get("op") == "farewell":
+                elif op == "farewell":
                     farewell = text
+                elif op == "paused":
+                    paused.active, paused.line = True, b""
+                    _send(client, text + PAUSED_BANNER)
+                elif op == "resumed":
+                    paused.active = False
+                    _send(client, text + _last_line(replay))
         if listener in ready:
             new, _ = listener.accept()
             if client is not None:
                 _send(client, b"\r\n[labcoat] another terminal attached; this one is detached.\r\n")
                 client.close()
             client, inbox = new, b""
-            if shell.reap():
+            if shell.reap() and not paused.active:
                 shell.start()
                 replay = b""
                 control.send({"op": "shell", "pid": shell.pid})
             _send(client, replay)
+            if paused.active:
+                _send(client, PAUSED_BANNER)
             control.send({"op": "attached"})
         if client is not None and client in ready:
             data = client.recv(65536)
@@ -222,20 +262,23 @@ def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
                     if kind == b"w":
                         size = json.loads(payload)
                         shell.resize(int(size["rows"]), int(size["cols"]))
+                    elif kind == b"d" and paused.active:
+                        control.send({"op": "input", "data": _b64(payload), "to": "paused"})
+                        paused.type(payload, client, control)
                     elif kind == b"d" and shell.fd is not None:
+                        to = shell.foreground()
+                        control.send({"op": "input", "data": _b64(payload), "to": to})
                         os.write(shell.fd, payload)
-                        control.send({"op": "input", "data": base64.b64encode(payload).decode()})
         if shell.fd is not None and shell.fd in ready:
             try:
                 data = os.read(shell.fd, 65536)
             except OSError:
                 data = b""
             if data:
-                shown = commands.feed(data)
+                control.send({"op": "output", "data": _b64(data)})
+                shown = screen.shown(data)
                 replay = (replay + shown)[-REPLAY_BYTES:]
-                control.send({"op": "output", "data": base64.b64encode(shown).decode()})
-                if client is not None:
-                    _send(client, shown)
+                _send(client, shown)
             elif shell.reap():
                 control.send({"op": "exited"})
                 if client is not None:
@@ -249,9 +292,14 @@ def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
         os.kill(shell.pid, signal.SIGHUP)
 
 
-def _send(client: socket.socket, data: bytes) -> None:
-    with contextlib.suppress(OSError):
-        client.sendall(data)
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _send(client: socket.socket | None, data: bytes) -> None:
+    if client is not None:
+        with contextlib.suppress(OSError):
+            client.sendall(data)
 
 
 if __name__ == "__main__":

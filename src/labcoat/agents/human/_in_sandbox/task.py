@@ -20,6 +20,8 @@ OPS = ("instructions", "status", "start", "stop", "score", "note", "submit")
 
 
 def call(op: str, **args: object) -> dict:
+    """Ask the harness; the answer is printed before the connection closes (`task stop`
+    freezes the session once it has)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(CONTROL)
         sock.sendall(json.dumps({"op": op, **args}).encode() + b"\n")
@@ -29,7 +31,9 @@ def call(op: str, **args: object) -> dict:
             if not chunk:
                 break
             data += chunk
-    return json.loads(data or b"{}")
+        reply = json.loads(data or b"{}")
+        print(reply.get("text", ""), flush=True)
+    return reply
 
 
 def main(argv: list[str]) -> int:
@@ -52,7 +56,6 @@ def main(argv: list[str]) -> int:
     except OSError as ex:
         print(f"task: the harness is unreachable ({ex}); is the session over?", file=sys.stderr)
         return 1
-    print(reply.get("text", ""))
     return 0 if reply.get("ok", True) else 1
 
 
