@@ -38,7 +38,13 @@ from labcoat.families.paperbench import (
     load_sidecar,
     rubric_stats,
 )
-from labcoat.families.paperbench._sidecar import JsonCompareCheck, JsonValueCheck
+from labcoat.families.paperbench._sidecar import (
+    CommandCheck,
+    JsonCompareCheck,
+    JsonValueCheck,
+    PythonCheck,
+    format_json_key,
+)
 from labcoat.suites import resolve_target
 
 from ._helpers import HOST_ENV
@@ -104,6 +110,23 @@ def test_every_leaf_is_checked_and_every_result_leaf_checks_numbers(paper_id: st
         assert checks, f"{leaf.id} has no check"
         if leaf.task_category == RESULT_ANALYSIS:
             assert all(isinstance(c, JsonValueCheck | JsonCompareCheck) for c in checks), leaf.id
+
+
+@pytest.mark.parametrize("paper_id", PAPER_IDS)
+def test_every_expected_value_is_the_references(paper_id: str) -> None:
+    """No bundled check decides in the submission's process: every python check compares
+    with the reference on inputs drawn at grading time, none is a bare command, and the
+    recompute names the claimed files it reads."""
+    p = paper(paper_id)
+    sidecar = load_sidecar(p.sidecar_path, p.rubric)
+    for checks in sidecar.checks.values():
+        for check in checks:
+            assert not isinstance(check, CommandCheck), check.source
+            if isinstance(check, PythonCheck):
+                assert check.compare is not None, check.source
+                assert "rng" in check.code and "default_rng(" not in check.code, check.source
+    assert sidecar.rerun is not None and sidecar.rerun.recompute
+    assert all(r.files for r in sidecar.rerun.recompute)
 
 
 # --- oracle and noop ---------------------------------------------------------------------------
@@ -214,12 +237,14 @@ def _at(data: Any, key: tuple[str | int, ...]) -> Any:
 
 
 @pytest.mark.parametrize("how", ["per-seed values", "mean"])
-async def test_results_the_code_does_not_give_on_drawn_seeds_are_flagged(
+async def test_results_the_reference_does_not_give_on_drawn_seeds_are_flagged(
     how: str, executed: Executed, tmp_path: Path
 ) -> None:
-    """The recompute draws seeds at grading time: per-seed values made up for every seed
-    but the first (the mean kept theirs), or a mean that is not its per-seed values', fail
-    whatever the draw, and no check on the executed submission passes."""
+    """The recompute draws seeds at grading time and recomputes them with the reference:
+    per-seed values made up for every seed but the first (the mean kept theirs) are not
+    established whatever the draw, so no check that reads that mean passes, and those that
+    would have passed are flagged; a mean that is not its per-seed values' blocks every
+    check on the executed submission, flagged."""
     p, rerun = executed.paper, executed.rerun
     assert rerun is not None
     tampered = tmp_path / "rerun"
@@ -240,11 +265,33 @@ async def test_results_the_code_does_not_give_on_drawn_seeds_are_flagged(
         p, executed.root, executed.root, executed.started_at,
         rerun=Executed(p, tampered, rerun.started_at),
     )  # fmt: skip
-    assert any("own code does not give the results" in f for f in result.flags), result.flags
-    assert "LABCOAT_CHECK_SEED=" in result.flags[0]
-    for _, leaf in result.tree.leaves():
-        if leaf.task_category != CODE_DEVELOPMENT:
+    [flag] = result.flags
+    assert flag.startswith("results not computed: "), flag
+    sidecar = load_sidecar(p.sidecar_path, p.rubric)
+    if how == "mean":
+        assert "contradict themselves" in flag and "check seed " in flag, flag
+        for _, leaf in result.tree.leaves():
+            if leaf.task_category != CODE_DEVELOPMENT:
+                assert leaf.score == 0.0, leaf.id
+        return
+    assert "the paper's method does not give" in flag, flag
+    key = format_json_key(mean_key)
+    reading = 0
+    for path, leaf in result.tree.leaves():
+        checks = sidecar.checks_for(p.rubric.at(path), path)
+        reads = {
+            format_json_key(k)
+            for c in checks
+            for k in (
+                [c.key] if isinstance(c, JsonValueCheck) else
+                [c.left, c.right] if isinstance(c, JsonCompareCheck) else []
+            )
+        }  # fmt: skip
+        if key in reads:
+            reading += 1
             assert leaf.score == 0.0, leaf.id
+    assert reading >= 2
+    assert result.score > 0.5  # the values the reference does give still count
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)

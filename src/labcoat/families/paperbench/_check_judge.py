@@ -5,6 +5,14 @@ an injected async runner, so the harness decides where a submission's code may r
 sandbox). A leaf passes only when all its checks pass. A leaf with no check, or whose check
 could not run, is graded invalid (score 0, valid_score false), so a partly checked rubric
 shows as such instead of as a row of honest zeros.
+
+Expected values are the grader's own (`_reference.py`): a `compare` python check runs the
+submission's code on inputs drawn at grading time and compares with the paper's reference
+on the same inputs; `rerun.recompute` checks recompute claimed per-seed results with the
+reference alone, on seeds drawn after both reproductions, in a process no code of the
+submission runs in. A claimed value the reference does not give is not established: no
+check that reads it passes, and one that would have passed (a number that matches the
+paper without being the method's) is flagged.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import os
 import re
 import signal
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +46,16 @@ from labcoat.families.paperbench._judge import (
     Reproduction,
 )
 from labcoat.families.paperbench._python_check import new_token, python_command, verdict
+from labcoat.families.paperbench._reference import (
+    RESULT_TRAILER,
+    compare_results,
+    new_input_seed,
+    parse_result,
+    rng_preamble,
+    run_reference,
+)
 from labcoat.families.paperbench._rubric import NodePath, RubricNode
 from labcoat.families.paperbench._sidecar import (
-    CHECK_SEED_ENV,
     EXECUTED,
     RERUN,
     SUBMISSION,
@@ -51,11 +66,13 @@ from labcoat.families.paperbench._sidecar import (
     JsonKey,
     JsonValueCheck,
     PythonCheck,
+    RecomputeCheck,
     RegexCheck,
     Sidecar,
     draw_check_seed,
     format_json_key,
     load_sidecar,
+    parse_json_key,
 )
 
 __all__ = [
@@ -86,11 +103,15 @@ class Outcome:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """`prepare`'s result: the sidecar, and why results on the executed submission cannot
-    count (no re-run was made, or results did not change with the seed), if they cannot."""
+    """`prepare`'s result: the sidecar, why results on the executed submission cannot
+    count (no re-run was made, or results did not change with the seed), if they cannot,
+    and the claimed values the reference does not give (by view, then `format_json_key`)."""
 
     sidecar: Sidecar
     executed_blocked: Outcome | None = None
+    unestablished: Mapping[str, Mapping[tuple[str, str], str]] = field(default_factory=dict)
+    suspects: list[str] = field(default_factory=list)
+    """Checks that would have passed on a value the reference does not give (flagged)."""
 
 
 class CheckJudge(GroupJudge):
@@ -108,10 +129,18 @@ class CheckJudge(GroupJudge):
         runner: CommandRunner | None = None,
         sidecar: Sidecar | None = None,
         max_concurrency: int = 4,
+        reference: Path | None = None,
     ) -> None:
         self.runner = runner
         self.sidecar = sidecar
         self.max_concurrency = max_concurrency
+        self.reference = reference
+        """The paper's reference implementation; None: the paper's `reference_submission/`."""
+
+    def _reference_of(self, inp: JudgeInput | None) -> Path | None:
+        if self.reference is not None:
+            return self.reference
+        return inp.paper.reference_submission if inp is not None else None
 
     async def prepare(self, inp: JudgeInput) -> CheckContext:
         sidecar = self.sidecar
@@ -124,39 +153,93 @@ class CheckJudge(GroupJudge):
             # Addresses in the sidecar refer to the full rubric, whatever reduction is graded.
             sidecar = load_sidecar(inp.paper.sidecar_path, inp.paper.rubric)
         blocked = await _rerun_gate(inp, sidecar)
+        unestablished: dict[str, dict[tuple[str, str], str]] = {}
         if blocked is None and sidecar.rerun is not None and inp.rerun is not None:
-            blocked = await self._recomputed(inp, sidecar.rerun.recompute)
-        return CheckContext(sidecar, blocked)
+            blocked = await self._recomputed(inp, sidecar.rerun.recompute, unestablished)
+        return CheckContext(sidecar, blocked, unestablished)
 
-    async def _recomputed(self, inp: JudgeInput, checks: tuple[PythonCheck, ...]) -> Outcome | None:
-        """Why the re-run's results are not what the submission's own code gives, if they
-        are not: each `recompute` check runs in the re-run's copy with its variables."""
-        assert inp.rerun is not None
+    async def _recomputed(
+        self,
+        inp: JudgeInput,
+        checks: tuple[RecomputeCheck, ...],
+        unestablished: dict[str, dict[tuple[str, str], str]],
+    ) -> Outcome | None:
+        """Each reproduction's claims against the reference's values on seeds drawn now.
+
+        Fills `unestablished` with the claimed values the reference does not give; returns
+        why no executed check may pass when the claims contradict themselves (or could not
+        be checked)."""
+        assert inp.rerun is not None and inp.executed is not None
+        if not checks:
+            return None
+        reference = self._reference_of(inp)
+        if reference is None:
+            return Outcome(
+                False,
+                "the paper's labcoat.yaml recomputes claimed results with the paper's "
+                "reference implementation, and the paper has no reference_submission/",
+                valid=False,
+            )
         seed = inp.rerun.check_seed
         if seed is None:  # a caller without the harness's draw: draw here, still after the runs
             seed = draw_check_seed()
-        env = {**inp.rerun.env, CHECK_SEED_ENV: str(seed)}
-        preamble = f"import os as _os\n_os.environ.update({env!r})\ndel _os\n"
-        for check in checks:
-            outcome = await self._command(replace(check, code=preamble + check.code), RERUN)
-            if not outcome.valid:  # could not be run: nothing is known either way
-                return Outcome(False, f"{check.source}: {outcome.detail}", valid=False)
-            if not outcome.passed:
-                return Outcome(
-                    False,
-                    f"the submission's own code does not give the results its reproduction "
-                    f"reported ({_env(inp)} {CHECK_SEED_ENV}={seed}; {check.source}): "
-                    f"{outcome.detail}",
-                    suspect=True,
+        runs = (
+            (EXECUTED, inp.executed, inp.reproduction, {}),
+            (RERUN, inp.rerun.executed, inp.rerun.reproduction, dict(inp.rerun.env)),
+        )
+        for index, (where, view, reproduction, env) in enumerate(runs):
+            files = _Files(view, *_written(reproduction))
+            label = "the first reproduction" if where == EXECUTED else f"the re-run ({_env(inp)})"
+            for check in checks:
+                texts = {}
+                for path in check.files:
+                    text, why = await files.read(path)
+                    if text is None:
+                        return Outcome(False, f"{check.source}: {why} ({label})")
+                    texts[path] = text
+                code = (
+                    "import numpy as _labcoat_np\n"
+                    "rng = _labcoat_np.random.default_rng([check_seed, run])\n"
+                    "del _labcoat_np\n" + check.code + RESULT_TRAILER
                 )
+                variables = {"files": texts, "env": env, "check_seed": seed, "run": index}
+                ran = await run_reference(reference, code, variables, check.timeout)
+                if ran.timed_out or (ran.result is None and ran.error is None):
+                    why = ran.error or "the reference's recompute gave no result"
+                    return Outcome(False, f"{check.source}: {why}", valid=False)
+                if ran.error is not None:
+                    return Outcome(
+                        False,
+                        f"the claimed results of {label} contradict themselves "
+                        f"(check seed {seed}; {check.source}): {ran.error}",
+                        suspect=True,
+                    )
+                try:
+                    found = _unmatched(ran.result, check.rel_tolerance)
+                except (TypeError, ValueError) as ex:
+                    return Outcome(False, f"{check.source}: malformed result: {ex}", valid=False)
+                for key, detail in found.items():
+                    unestablished.setdefault(where, {})[(check.files[0], key)] = (
+                        f"{detail} in {label} (check seed {seed}; {check.source})"
+                    )
         return None
 
     def flags_of(self, context: Any) -> list[str]:
-        blocked = context.executed_blocked if isinstance(context, CheckContext) else None
+        if not isinstance(context, CheckContext):
+            return []
+        blocked = context.executed_blocked
         # results that ignore the seed are a fabrication's mark; results a submission never
         # wrote only fail their checks (the noop writes none)
         suspect = blocked is not None and blocked.valid and blocked.suspect
-        return [f"results not computed: {blocked.detail}"] if suspect else []
+        flags = [f"results not computed: {blocked.detail}"] if suspect else []
+        if context.suspects:
+            # a wrong method's own numbers fail the paper's comparisons; numbers that pass
+            # them without being what the method gives were not computed by it
+            flags.append(
+                f"results not computed: {len(context.suspects)} check(s) of the paper's numbers "
+                f"would pass on values the paper's method does not give: {context.suspects[0]}"
+            )
+        return flags
 
     async def grade_group(self, inp: JudgeInput, context: Any, group: LeafGroup) -> GroupResult:
         ctx: CheckContext = context
@@ -207,16 +290,18 @@ class CheckJudge(GroupJudge):
         ctx = ctx or CheckContext(Sidecar(None, {}))
         where = check.view_for(leaf.task_category)
         if where != EXECUTED:
-            return await self._on_view(check, SUBMISSION, inp.submission, None)
+            return await self._on_view(check, SUBMISSION, inp.submission, None, inp)
         if inp.executed is None:
             return Outcome(False, "needs the executed submission; reproduction was skipped", False)
         if ctx.executed_blocked is not None:
             return ctx.executed_blocked
-        first = await self._on_view(check, EXECUTED, inp.executed, inp.reproduction)
+        first = await self._on_view(check, EXECUTED, inp.executed, inp.reproduction, inp)
+        first = _established(check, EXECUTED, first, ctx)
         if ctx.sidecar.rerun is None or not first.passed:
             return first
         assert inp.rerun is not None  # the gate blocks executed checks without one
-        second = await self._on_view(check, RERUN, inp.rerun.executed, inp.rerun.reproduction)
+        second = await self._on_view(check, RERUN, inp.rerun.executed, inp.rerun.reproduction, inp)
+        second = _established(check, RERUN, second, ctx)
         if second.passed:
             return Outcome(True, f"{first.detail}; re-run: {second.detail}")
         return Outcome(
@@ -226,8 +311,15 @@ class CheckJudge(GroupJudge):
         )
 
     async def _on_view(
-        self, check: Check, where: str, view: FileView, reproduction: Reproduction | None
+        self,
+        check: Check,
+        where: str,
+        view: FileView,
+        reproduction: Reproduction | None,
+        inp: JudgeInput | None = None,
     ) -> Outcome:
+        if isinstance(check, PythonCheck) and check.compare is not None:
+            return await self._compared(check, where, self._reference_of(inp))
         if isinstance(check, CommandCheck | PythonCheck):
             return await self._command(check, where)
         # Only files written by reproduce.sh count as its outputs: the harness's measured list
@@ -246,6 +338,37 @@ class CheckJudge(GroupJudge):
         if isinstance(check, JsonCompareCheck):
             return await _json_compare(files, check)
         raise TypeError(f"unknown check type {type(check).__name__}")
+
+    async def _compared(self, check: PythonCheck, where: str, reference: Path | None) -> Outcome:
+        """The check's code on fresh inputs, on the submission and on the reference: the
+        reference's `result` is the expected one. The submission's process sees only inputs
+        drawn now; the reference runs after it, in the harness's own process."""
+        assert check.compare is not None
+        if self.runner is None:
+            return Outcome(False, "python check, but the judge was given no command runner", False)
+        if reference is None:
+            return Outcome(
+                False, "a compare check needs the paper's reference_submission/", valid=False
+            )
+        code = rng_preamble(new_input_seed()) + check.code + RESULT_TRAILER
+        token = new_token()
+        ran = await self.runner(CommandRequest(python_command(code, token), where, check.timeout))
+        if ran.timed_out:
+            return Outcome(False, f"timed out after {check.timeout:g}s")
+        passed, why = verdict(ran, token)
+        if not passed:
+            return Outcome(False, f"python check {why}")
+        got, found = parse_result(ran.stdout)
+        if not found:
+            return Outcome(False, "python check ran to its end without printing its result")
+        expected = await run_reference(reference, code, {}, check.timeout)
+        if not expected.ok or expected.result is None:
+            why = expected.error or "no result"
+            return Outcome(False, f"the reference failed on the same inputs: {why}", valid=False)
+        mismatch = compare_results(got, expected.result, check.compare)
+        if mismatch is not None:
+            return Outcome(False, f"python check on inputs drawn now: {mismatch}")
+        return Outcome(True, "python check agrees with the reference on inputs drawn now")
 
     async def _command(self, check: CommandCheck | PythonCheck, where: str) -> Outcome:
         if self.runner is None:
@@ -270,6 +393,54 @@ class CheckJudge(GroupJudge):
         if check.stdout_regex and not re.search(check.stdout_regex, result.stdout, re.MULTILINE):
             return Outcome(False, f"command output does not match /{check.stdout_regex}/")
         return Outcome(True, f"command exited {result.exit_code}")
+
+
+def _unmatched(result: Any, rel: float) -> dict[str, str]:
+    """`{key: why}` for the keys of a recompute's result whose reported per-seed values are
+    not the reference's (`{key: [[seed, reported, reference], ...]}`)."""
+    if not isinstance(result, dict):
+        raise TypeError("a recompute's result must map keys to [seed, reported, reference] lists")
+    found = {}
+    for key, rows in result.items():
+        name = format_json_key(parse_json_key(str(key)))
+        for seed, reported, expected in rows:
+            reported, expected = float(reported), float(expected)
+            if not math.isfinite(expected):
+                raise ValueError(f"{key}: the reference gives {expected!r}")
+            if not (math.isfinite(reported) and abs(reported - expected) <= rel * abs(expected)):
+                found[name] = (
+                    f"{name}, seed {seed}: reported {reported:.6g}, the paper's method gives "
+                    f"{expected:.6g} (the grader's reference)"
+                )
+                break
+    return found
+
+
+def _reads(check: Check) -> list[tuple[str, str]]:
+    """The (file, key) pairs of claimed values a check reads."""
+    if isinstance(check, JsonValueCheck):
+        return [(check.file, format_json_key(check.key))]
+    if isinstance(check, JsonCompareCheck):
+        return [
+            (check.file, format_json_key(check.left)),
+            (check.file, format_json_key(check.right)),
+        ]
+    return []
+
+
+def _established(check: Check, where: str, outcome: Outcome, ctx: CheckContext) -> Outcome:
+    """`outcome`, unless the check reads a claimed value the reference does not give."""
+    missing = ctx.unestablished.get(where, {})
+    details = [missing[item] for item in _reads(check) if item in missing]
+    if not details:
+        return outcome
+    # a check of the paper's numbers (a value or an ordering) that would pass on them
+    paper = isinstance(check, JsonCompareCheck) or (
+        isinstance(check, JsonValueCheck) and check.value is not None
+    )
+    if outcome.passed and paper:
+        ctx.suspects.append(f"{check.source}: {details[0]}")
+    return Outcome(False, f"not what the paper's method gives: {details[0]}")
 
 
 def _env(inp: JudgeInput) -> str:

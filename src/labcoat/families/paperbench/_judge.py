@@ -50,8 +50,9 @@ class Rerun:
     reproduction: Reproduction
     env: Mapping[str, str] = field(default_factory=dict)
     check_seed: int | None = None
-    """The graders' draw for the `recompute` checks (`LABCOAT_CHECK_SEED`), made after both
-    reproductions so that reproduce.sh cannot know it; None: the judge draws one."""
+    """The graders' draw for the `recompute` checks (which claimed seeds the reference
+    recomputes), made after both reproductions so that reproduce.sh cannot know it, and
+    given only to the reference's process; None: the judge draws one."""
 
 
 @dataclass(frozen=True)

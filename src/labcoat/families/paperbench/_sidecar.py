@@ -30,14 +30,19 @@ accept files older than the reproduction run):
   `stdout_regex` (optional). The judge delegates it to an injected runner (the sandbox). It
   sees only the exit status and output: a submission that exits 0 at import passes it.
 - `python`: `code` (Python run to its end under a bootstrap that a submission cannot leave
-  early, shadow installed packages in, or patch numpy in; see `_python_check.py`); `timeout`.
+  early, shadow installed packages in, or patch numpy in; see `_python_check.py`); `timeout`;
+  `compare` (`{rtol, atol}`, or `true`: see `Tolerance`): the code
+  draws its inputs from `rng` (seeded at grading time) and sets `result`; it runs on the
+  submission and on the paper's `reference_submission/` (`_reference.py`), and passes when the
+  two results agree. The expected value is the reference's, never the check's own code's.
 
 An optional top-level `rerun:` mapping asks for a second reproduction with a changed seed
 (`env:` variables for it, `{seed}` drawn at grading time) and lists results that must change
-with the seed (`must_change: [{file, key}, ...]`), and python checks that recompute results
-with the submission's own code (`recompute: [{code, timeout, note}, ...]`; they read the
-grading-time draw `$LABCOAT_CHECK_SEED` to choose which claimed seeds to recompute); see
-`RerunSpec`.
+with the seed (`must_change: [{file, key}, ...]`), and reference checks of the claimed
+results (`recompute: [{code, files, rel_tolerance, timeout, note}, ...]`): run only on the
+reference, never on the submission, they read the claimed `files` of each reproduction and
+set `result` to `{key: [[seed, reported, reference], ...]}` for the seeds they draw from
+`rng` (a grading-time draw); see `RerunSpec`.
 
 An optional top-level `task:` mapping holds run settings for the paper (agent time limit,
 reproduction time limit, Python requirements, memory); see `_settings.py`.
@@ -54,6 +59,7 @@ from typing import Any
 
 from labcoat._errors import TaskDataError
 from labcoat._util.yaml_file import read_yaml
+from labcoat.families.paperbench._reference import Tolerance
 from labcoat.families.paperbench._rubric import (
     CODE_DEVELOPMENT,
     NodePath,
@@ -67,9 +73,6 @@ EXECUTED = "executed"
 RERUN = "rerun"  # the executed copy of the second, re-seeded reproduction
 WHERE = (SUBMISSION, EXECUTED)
 SEED = "{seed}"
-# Set for `recompute` checks: a random integer drawn at grading time, after both
-# reproductions, from which a check draws which of the claimed seeds it recomputes.
-CHECK_SEED_ENV = "LABCOAT_CHECK_SEED"
 KINDS = ("file_exists", "regex", "json_value", "json_compare", "command", "python")
 OPS = ("<", "<=", ">", ">=")
 DEFAULT_COMMAND_TIMEOUT = 120.0
@@ -137,9 +140,29 @@ class CommandCheck(Check):
 
 @dataclass(frozen=True, kw_only=True)
 class PythonCheck(Check):
-    """Python code run under the completion-token bootstrap (see `_python_check.py`)."""
+    """Python code run under the completion-token bootstrap (see `_python_check.py`).
+
+    With `compare`, the code runs on fresh inputs (`rng`) on the submission and on the
+    paper's reference, and the reference's `result` is the expected one (`_reference.py`)."""
 
     code: str
+    timeout: float = DEFAULT_COMMAND_TIMEOUT
+    compare: Tolerance | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecomputeCheck(Check):
+    """Code run on the paper's reference only, over each reproduction's claimed `files`
+    (their text, read by the judge): it sets `result = {key: [[seed, reported, reference],
+    ...]}` for the claimed seeds it draws from `rng` (seeded at grading time), `key` being
+    the JSON key (`a.b[0]`) of the reported value those seeds make up. The judge decides: a
+    key whose pairs differ by more than `rel_tolerance` is not established, and no check on
+    that reproduction that reads it passes. An assertion that fails (claims that contradict
+    themselves: a mean that is not its per-seed values') blocks every executed check."""
+
+    code: str
+    files: tuple[str, ...]
+    rel_tolerance: float = 1e-4
     timeout: float = DEFAULT_COMMAND_TIMEOUT
 
 
@@ -161,13 +184,13 @@ class RerunSpec:
 
     env: Mapping[str, str]
     must_change: tuple[ResultKey, ...]
-    recompute: tuple[PythonCheck, ...] = ()
-    """Python checks run in the re-run's executed copy, with its variables set, after
-    `must_change` holds: each recomputes results with the submission's own code (its
-    interface) on seeds drawn from `$LABCOAT_CHECK_SEED` (a grading-time draw, see
-    `draw_check_seed`) and asserts that the reported ones agree. Results that merely follow
-    the seed (numbers jittered by it) change between runs, but no code of the submission
-    gives them; results computed on only the seeds a check would pick fail on the others."""
+    recompute: tuple[RecomputeCheck, ...] = ()
+    """Reference checks of both reproductions' claims, after `must_change` holds: each
+    recomputes, with the paper's reference implementation (never the submission's code),
+    the values of claimed seeds drawn at grading time (`draw_check_seed`), and the judge
+    compares them with the reported ones. Results that merely follow the seed (numbers
+    jittered by it), results of a wrong method, and results computed on only some seeds
+    differ from the reference's on the seeds drawn."""
 
 
 @dataclass(frozen=True)
@@ -253,15 +276,40 @@ def _rerun(raw: Any, file: Path) -> RerunSpec:
         keys.append(ResultKey(_req_str(entry, "file", where), _json_key(entry, "key", where)))
     recompute = raw.get("recompute") or []
     if not isinstance(recompute, list):
-        raise at.error("recompute", "must be a list of {code, timeout} python checks")
-    checks = []
-    for i, entry in enumerate(recompute):
-        where = _Where(file, f"rerun.recompute[{i}]")
-        if not isinstance(entry, dict) or not set(entry) <= _FIELDS["python"] | {"note"}:
-            raise where.error(None, "must be a mapping with `code` (and `timeout`, `note`)")
-        common = {"source": f"{file.name}: {where.field}", "where": EXECUTED, "fresh": False}
-        checks.append(_python(entry, {**common, "note": _opt_str(entry, "note", where)}, where))
+        raise at.error("recompute", "must be a list of {code, files} reference checks")
+    checks = [
+        _recompute(entry, _Where(file, f"rerun.recompute[{i}]"))
+        for i, entry in enumerate(recompute)
+    ]
     return RerunSpec(values, tuple(keys), tuple(checks))
+
+
+_RECOMPUTE_FIELDS = {"code", "files", "rel_tolerance", "timeout", "note"}
+
+
+def _recompute(entry: Any, at: _Where) -> RecomputeCheck:
+    if not isinstance(entry, dict) or not {"code", "files"} <= set(entry) <= _RECOMPUTE_FIELDS:
+        raise at.error(
+            None,
+            "must be a mapping with `code` and `files` (and `rel_tolerance`, `timeout`, `note`)",
+        )
+    files = entry["files"]
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+        raise at.error("files", "must list the claimed files (paths in the repository) it reads")
+    code = _req_str(entry, "code", at)
+    _compiles(code, at)
+    rel = _opt_num(entry, "rel_tolerance", at, non_negative=True)
+    timeout = _opt_num(entry, "timeout", at, non_negative=True)
+    return RecomputeCheck(
+        source=f"{at.file.name}: {at.field}",
+        where=EXECUTED,
+        fresh=False,
+        note=_opt_str(entry, "note", at),
+        code=code,
+        files=tuple(files),
+        rel_tolerance=1e-4 if rel is None else rel,
+        timeout=DEFAULT_COMMAND_TIMEOUT if timeout is None else timeout,
+    )
 
 
 @dataclass(frozen=True)
@@ -280,7 +328,7 @@ _FIELDS = {
     "json_value": {"file", "key", "value", "tolerance", "rel_tolerance", "min", "max"},
     "json_compare": {"file", "left", "op", "right", "factor"},
     "command": {"run", "timeout", "expect_exit", "stdout_regex"},
-    "python": {"code", "timeout"},
+    "python": {"code", "timeout", "compare"},
 }
 
 
@@ -416,14 +464,36 @@ def _command(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> Check
 
 def _python(entry: dict[str, Any], common: dict[str, Any], at: _Where) -> PythonCheck:
     code = _req_str(entry, "code", at)
+    _compiles(code, at)
+    timeout = _opt_num(entry, "timeout", at, non_negative=True)
+    return PythonCheck(
+        **common,
+        code=code,
+        timeout=DEFAULT_COMMAND_TIMEOUT if timeout is None else timeout,
+        compare=_tolerance(entry, at),
+    )
+
+
+def _compiles(code: str, at: _Where) -> None:
     try:
         compile(code, f"{at.file.name}: {at.field}.code", "exec")
     except SyntaxError as ex:
         raise at.error("code", f"not valid Python: {ex.msg} (line {ex.lineno})") from None
-    timeout = _opt_num(entry, "timeout", at, non_negative=True)
-    return PythonCheck(
-        **common, code=code, timeout=DEFAULT_COMMAND_TIMEOUT if timeout is None else timeout
-    )
+
+
+def _tolerance(entry: dict[str, Any], at: _Where) -> Tolerance | None:
+    raw = entry.get("compare")
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        return Tolerance()
+    if not isinstance(raw, dict) or not set(raw) <= {"rtol", "atol"}:
+        raise at.error("compare", "must be true or a mapping with `rtol` and/or `atol`")
+    where = _Where(at.file, f"{at.field}.compare")
+    rtol = _opt_num(raw, "rtol", where, non_negative=True)
+    atol = _opt_num(raw, "atol", where, non_negative=True)
+    default = Tolerance()
+    return Tolerance(default.rtol if rtol is None else rtol, default.atol if atol is None else atol)
 
 
 _BUILDERS = {
