@@ -14,7 +14,7 @@ new module joins it here:
                _channel _server _proxy _destinations
     command    _command _system_mounts _seccomp _agent_jail _private_trees
     layout     _layout _machine _userns _userns_exec _trees_exec _guarantees
-    config     _config _image_spec _requirements _built _paths _gpus _limits _disk
+    config     _config _image_spec _requirements _built _paths _gpus _limits _disk _writable
 
 - config: what a sample asks for (`BwrapConfig`, environments, images), the paths
   inside a sandbox, the machine's facts (GPUs) and the mechanisms of its limits.

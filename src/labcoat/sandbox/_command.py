@@ -41,7 +41,9 @@ from labcoat.sandbox._paths import (
     SANDBOX_DRIVER,
     SANDBOX_ENV,
     SANDBOX_PROXY_PORT,
+    SANDBOX_PROXY_SOCKET,
     SANDBOX_PYTHON_PREFIX,
+    SANDBOX_RUN_DIR,
     SANDBOX_SERVER,
     SYSTEM_PATH,
 )
@@ -445,14 +447,12 @@ def bwrap_command(
     # memory-backed and writable: capped, so that they are no way around the disk quota
     args += _sized_tmpfs(bwrap, shm_bytes(config), "/dev/shm", "1777")
     args += _sized_tmpfs(bwrap, RUN_TMPFS_BYTES, "/run", "0755")
-    args += [
-        "--bind",
-        str(dirs.run),
-        "/run/labcoat",
-        "--bind",
-        str(dirs.home),
-        AGENT_HOME,
-    ]
+    # the harness's folder, the sandbox root's (made here, never the host's: rootless the
+    # harness is the agent's uid in the sandbox); the proxy's socket bound in read-only
+    args += ["--perms", "0755", "--dir", SANDBOX_RUN_DIR]
+    if proxied_network(config) and dirs.proxy_socket.exists():
+        args += ["--ro-bind", str(dirs.proxy_socket), SANDBOX_PROXY_SOCKET]
+    args += ["--bind", str(dirs.home), AGENT_HOME]
     args += ["--bind", str(dirs.root_home), "/root"]
     if python.sandbox_prefix != str(python.host_prefix):
         args += trees.bind(str(python.host_prefix), python.sandbox_prefix)
@@ -477,8 +477,8 @@ def bwrap_command(
             args += trees.bind(bind.source, bind.target)
     if config.gpus and gpus:
         args += _gpu_mounts(gpus, system_root=bool(config.system_root), trees=trees)
-    for path in hidden_paths(python):
-        args += ["--tmpfs", path]
+    for path in hidden_paths(python):  # empty, and read-only: no place to write
+        args += ["--tmpfs", path, "--remount-ro", path]
     # the root itself (and the /etc, /opt, /home it holds) is read-only once built, and
     # so is /dev (device nodes still work; /dev/shm is a mount of its own); an image
     # build's system root stays writable (its steps install into it)

@@ -51,8 +51,8 @@ class BwrapConfig(BaseModel, frozen=True):
     pids: int | None = Field(default=512, gt=0)
     file_size_mb: int | None = Field(default=8192, gt=0)
     disk_mb: int | None = Field(default=DEFAULT_DISK_MB, gt=0)
-    """Quota on everything the sample can write together (its home, /tmp, /run/labcoat,
-    /root); None: no quota. See docs/sandbox.md, "Disk"."""
+    """Quota on everything the sample can write together (its home, /tmp, /root); None:
+    no quota. See docs/sandbox.md, "Disk"."""
     disk_fuse: bool = True
     """Whether a FUSE image may hold the quota (without root). Graders say no: their
     writes would go through one FUSE daemon, slower than the host's disk, inside what

@@ -1,4 +1,4 @@
-"""A disk quota for everything a sample can write: its home, /tmp, /run/labcoat and /root.
+"""A disk quota for everything a sample can write: its home, /tmp and /root.
 
 All of a sample's writable directories live in one folder, `SampleDirs.disk`, and the
 quota covers them together. Three mechanisms, chosen by `LABCOAT_SANDBOX_DISK`:

@@ -210,9 +210,12 @@ class SampleDirs:
         return self.root / "etc" / "profile.d"
 
     @property
-    def run(self) -> Path:
-        """Bound at /run/labcoat: the proxy's socket."""
-        return self.disk / "run"
+    def proxy_socket(self) -> Path:
+        """The filtering proxy's socket, bound read-only at /run/labcoat/proxy.sock (the
+        folder is the sandbox's own, its root's: no user of the sandbox can write there,
+        whoever the harness is in its id mapping). Beside the disk, not on it: nothing
+        the sandbox writes lives here."""
+        return self.root / "proxy.sock"
 
 
 @dataclass(frozen=True)
@@ -344,7 +347,6 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> Non
         (d.home / posixpath.relpath(workdir, AGENT_HOME)).mkdir(parents=True, exist_ok=True)
     d.tmp.mkdir()
     os.chmod(d.tmp, 0o1777)
-    d.run.mkdir(mode=0o755)
     _write_identity_files(d, config.system_root)
     if config.root_source and mapped() is not None:
         # rootless, a root_source of root's (an image's /root) is readable by root alone
@@ -356,8 +358,13 @@ def prepare_dirs(d: SampleDirs, config: BwrapConfig, separate_root: bool) -> Non
             d.root_home.mkdir()
         os.chmod(d.root_home, 0o700)
     if separate_root:
-        # /tmp is root's, as on any system (Inspect's tool injection trusts no other)
-        chown_trees([(d.home, AGENT_UID, AGENT_UID), (d.root_home, 0, 0), (d.tmp, 0, 0)])
+        # /tmp is root's, as on any system (Inspect's tool injection trusts no other), and
+        # so is the proxy's socket: rootless, the harness is the agent's uid in the
+        # sandbox, and what it makes would otherwise be the agent's
+        trees = [(d.home, AGENT_UID, AGENT_UID), (d.root_home, 0, 0), (d.tmp, 0, 0)]
+        if d.proxy_socket.exists():
+            trees.append((d.proxy_socket, 0, 0))
+        chown_trees(trees)
 
 
 def give_to_agent(path: Path) -> None:

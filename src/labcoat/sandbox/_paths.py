@@ -31,6 +31,7 @@ PIP_CACHE_MOUNT = "/opt/labcoat/pip-cache"
 BUILD_CONTEXT = "/opt/labcoat/context"
 """What an image build's steps copy from (a Dockerfile's COPY source)."""
 
-SANDBOX_PROXY_SOCKET = "/run/labcoat/proxy.sock"
+SANDBOX_RUN_DIR = "/run/labcoat"
+SANDBOX_PROXY_SOCKET = f"{SANDBOX_RUN_DIR}/proxy.sock"
 SANDBOX_PROXY_PORT = 3128
 """The forwarder inside the sandbox listens on 127.0.0.1 here and relays to the socket."""

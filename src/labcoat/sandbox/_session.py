@@ -130,15 +130,15 @@ class SandboxSession(SessionRequests):
                     session.privileged,  # users apart from the caller: FUSE's allow_other
                     config.disk_fuse,
                 )
-            prepare_dirs(dirs, config, session.privileged)
-            profile = login_environment(config, session.python, session.env_dir, gpus)
-            write_login_profile(dirs, profile)
-            if proxied_network(config):
+            if proxied_network(config):  # first: prepare_dirs gives its socket to root
                 session._proxy = FilteringProxy(
-                    dirs.run / "proxy.sock",
+                    dirs.proxy_socket,
                     Blocklist.from_json(config.blocklist),
                     dirs.root / "network.jsonl",
                 )
+            prepare_dirs(dirs, config, session.privileged)
+            profile = login_environment(config, session.python, session.env_dir, gpus)
+            write_login_profile(dirs, profile)
             await session.start()
             session.disk.watch(session._stop_commands)
         except BaseException:

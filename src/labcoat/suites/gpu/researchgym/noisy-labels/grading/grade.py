@@ -105,9 +105,10 @@ def _writable_roots() -> list[Path]:
         fields = line.split()
         point, options = fields[4], fields[5].split(",")
         fstype = fields[fields.index("-") + 1] if "-" in fields else ""
+        # every writable mount, no exception by path (a folder skipped as "the harness's"
+        # was the agent's where the harness is the agent's uid); kernel interfaces hold
+        # no files to leave
         if "rw" not in options or fstype in ("proc", "sysfs", "cgroup", "cgroup2", "devpts"):
-            continue
-        if point == "/dev" or point.startswith(("/proc", "/sys", "/run/labcoat")):
             continue
         roots.append(Path(point.replace("\\040", " ")))
     known = [Path("/tmp"), Path("/home/agent"), Path("/dev/shm")]

@@ -1,0 +1,164 @@
+"""Every place agent code can write, and every file its uid owns, is declared.
+
+For each kind of sandbox (the agent's, a score tool's, a grader's, a reproduction's, and
+agent code a grader runs the way labcoat's bundled graders run it) in each mode this
+user can run, a probe (writable_probe.py) runs with the agent's identity inside that
+sandbox, built as its real call site builds it, walks the whole visible file system and
+lists what it can write and what its uid owns. Both lists must be exactly the declared
+ones (`labcoat.sandbox.declared_places`): an undeclared place fails, and so does a
+declared one that is not there (a declaration that says more than the sandbox gives
+hides the next place that opens).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import textwrap
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from labcoat.families.paperbench._layout import SUBMISSION_DIR
+from labcoat.families.rebench._state import SampleState
+from labcoat.grading import grader_session
+from labcoat.sandbox import AGENT_HOME, BwrapConfig, BwrapSession, give_to_agent, isolation
+from labcoat.sandbox._writable import (
+    NESTED_GRANTED,
+    SandboxKind,
+    absent,
+    declared_places,
+    undeclared,
+)
+
+PROBE = (Path(__file__).parent / "writable_probe.py").read_text()
+SCRATCH = "/tmp/labcoat-grade"
+"""Where labcoat's bundled graders keep what they let the agent's code write."""
+
+# How a bundled grader runs agent code (agent_code.run): as the agent user where the
+# sandbox has a root apart from it, else in the nested sandbox (LABCOAT_AS_AGENT) that may
+# write only the folders the grader grants.
+NESTED_RUN = textwrap.dedent(
+    f"""
+    import os, subprocess, sys
+    granted = {NESTED_GRANTED!r}
+    os.makedirs(granted, exist_ok=True)
+    privileged = os.geteuid() == 0
+    if privileged:
+        os.chown(granted, 1000, 1000)
+    prefix = os.environ.get("LABCOAT_AS_AGENT", "").split()
+    jail = [*prefix, "--writable", granted, "--"] if prefix and not privileged else []
+    drop = {{"user": 1000, "group": 1000, "extra_groups": []}} if privileged else {{}}
+    done = subprocess.run([*jail, sys.executable, "-c", sys.argv[1]], cwd=granted,
+                          capture_output=True, text=True, **drop)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    sys.exit(done.returncode)
+    """
+)
+
+
+@pytest.fixture
+def host_dirs() -> Iterator[Path]:
+    """Host folders the sandboxes' users can reach (pytest's own are 0700)."""
+    folder = Path(tempfile.mkdtemp(prefix="labcoat-test-writable-", dir="/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@asynccontextmanager
+async def sandbox_of(kind: SandboxKind, host: Path) -> AsyncIterator[tuple[BwrapSession, str]]:
+    """The sandbox `kind` names, built as its call site builds it, and the user (None:
+    the default) whose code is measured there."""
+    if kind is SandboxKind.AGENT:
+        session = await BwrapSession.create(BwrapConfig(network=True))
+        try:
+            yield session, "agent"
+        finally:
+            await session.close()
+        return
+    task = host / "task"
+    task.mkdir()
+    (task / "heldout.txt").write_text("the grader's own\n")
+    workspace = host / "workspace"
+    workspace.mkdir()
+    (workspace / "solution.py").write_text("print('the agent wrote this')\n")
+    give_to_agent(workspace)
+    if kind is SandboxKind.SCORE:  # RE-Bench's operations (families/rebench/_family.py)
+        state = SampleState.create(task, None, "sample-uuid")
+        try:
+            async with grader_session(
+                protected=None,
+                workspace=workspace,
+                workspace_target=AGENT_HOME,
+                workspace_writable=True,
+                binds=state.binds(),
+            ) as session:
+                yield session, "agent"
+        finally:
+            state.remove()
+    elif kind is SandboxKind.REPRODUCTION:  # PaperBench's (families/paperbench/_reproduce.py)
+        async with grader_session(
+            protected=None,
+            workspace=workspace,
+            workspace_target=SUBMISSION_DIR,
+            workspace_writable=True,
+            workdir=SUBMISSION_DIR,
+            network=True,
+        ) as session:
+            yield session, "agent"
+    else:  # ResearchGym's graders (families/researchgym/_grading.py)
+        async with grader_session(
+            protected=task,
+            workspace=workspace,
+            workspace_target="/root/workspace",
+            workspace_writable=False,
+        ) as session:
+            grader = "root" if "root" in session.users else "agent"
+            yield session, grader if kind is SandboxKind.NESTED else "agent"
+
+
+async def probe(kind: SandboxKind, host: Path) -> dict:
+    async with sandbox_of(kind, host) as (session, user):
+        run_as = user if user in session.users else None
+        if kind is SandboxKind.NESTED:
+            argv = ["python3", "-c", NESTED_RUN, PROBE]
+        else:
+            argv = ["python3", "-c", PROBE]
+        result = await session.exec(argv, user=run_as, cwd="/", timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout)
+
+
+NETWORKED = (SandboxKind.AGENT, SandboxKind.REPRODUCTION)
+"""The kinds the test builds with the filtering proxy (as a task with network has them)."""
+
+
+@pytest.mark.parametrize("kind", list(SandboxKind), ids=str)
+async def test_every_writable_place_is_declared(
+    kind: SandboxKind, sandbox_mode: str, host_dirs: Path
+) -> None:
+    if sandbox_mode == "one-user" and os.geteuid() == 0:
+        # root's stand-in for one user maps the agent to host uid 0: host root's files are
+        # its own, and so is every sysctl root may write (a hole of that stand-in alone;
+        # scripts/test-as-users.sh runs this as an ordinary user, the mode itself)
+        pytest.skip("one user as root is not the one-user mode: run as an ordinary user")
+    found = await probe(kind, host_dirs)
+    mode = str(isolation())
+    declared = declared_places(kind, mode, network=kind in NETWORKED)
+    assert found["uid"] == 1000, found["uid"]
+    report = {
+        "undeclared writable": undeclared(found["writable"], declared.writable),
+        "declared writable, not there": absent(declared.writable, found["writable"]),
+    }
+    if declared.owned is not None:
+        report["undeclared owned"] = undeclared(
+            found["owned"], declared.owned + declared.owned_maybe
+        )
+        report["declared owned, not there"] = absent(declared.owned, found["owned"])
+    assert not any(report.values()), json.dumps({mode: report}, indent=1)
