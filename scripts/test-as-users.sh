@@ -49,6 +49,7 @@ TESTS=(
     tests/paperbench/test_reproduce.py::test_a_reproduction_finds_none_of_the_graders_files
     tests/rebench/test_standard_runs.py::test_protected_scoring_as_metr_s_games_family
     tests/rebench/test_standard_runs.py::test_a_protected_file_the_agent_replaces_is_put_back_before_scoring
+    tests/agents/test_human_integrity.py::test_no_work_goes_on_while_the_clock_is_paused
     tests/sandbox/test_writable_places.py tests/researchgym/test_replay_outside_the_state.py
 )
 

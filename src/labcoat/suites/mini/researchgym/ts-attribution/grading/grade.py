@@ -13,10 +13,26 @@ then scores the saliency maps against the true windows, which never leave this p
 
 The windows are a property of the data, so a method that finds the pattern in the series
 without asking the model would score on AUPRC too. The model check stops that: the same
-function explains a decoy classifier that looks for a pattern of its own (a dipole) on
-series holding both the problem's window and a dipole, and its maps must find the dipole
-(mean AUPRC against the dipole's steps at least MODEL_CHECK_MIN). When they do not, the
-AUPRC sub-tasks get no result and the output's `integrity_flags` says why.
+function explains, per problem, a decoy drawn here (make_data.make_decoy: a classifier of
+the graded architecture trained the same way on the problem's series, so that it
+classifies them as the graded one does, but decided by a random template where one is
+planted) on 400 series of the problem that carry the template, and its maps must find the
+template (mean AUPRC against its steps at least MODEL_CHECK_MIN). Any method that finds
+planted patterns would find it without asking the model, so the same series are also
+explained with the graded classifier, which was never trained on the template, and the
+maps must move with the model: their AUPRC against the template must be higher for the
+decoy than for the graded classifier by MODEL_CONTRAST_MIN on the mean (a map computed
+from the series alone is the same for both, a contrast of 0). When either does not hold,
+the AUPRC sub-tasks get no result and the output's `integrity_flags` says why.
+
+A check is worth nothing if the explainer can tell it from grading, so every run looks
+the same to the agent's code: one command line, byte for byte (the model and the series
+are files of fixed names in a folder of a fixed name, the log too); models of one shape
+and series of one count and type; the graded and the probe runs in an order drawn here,
+at random; and nothing kept from one run to the next (a fresh home, output and run
+folder, every file the agent user left anywhere removed and its processes killed). The
+template, the decoys and the order are drawn from the operating system's randomness, so
+no seed reaches the agent's code either.
 
 Output: JSON {"subtasks": {id: value or null}, "details": {...}, "integrity_flags": [...]}
 to $LABCOAT_GRADE_OUTPUT (or stdout), and a readable summary on stdout.
@@ -26,6 +42,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import secrets
 import shutil
 import sys
 import time
@@ -44,21 +62,26 @@ SCRATCH = Path(os.environ.get("LABCOAT_GRADE_SCRATCH", "/tmp/labcoat-grade"))
 PROCESS_TIMEOUT = 300
 KINDS = ("bump", "burst", "shift")
 DELETED_STEPS = 6
-MODEL_CHECK_MIN = 0.5  # decoy AUPRC: gradient saliency gets about 0.7, chance about 0.1
+MODEL_CHECK_MIN = 0.4  # decoy AUPRC: gradient methods get 0.5-0.9, a window detector 0.1-0.2
+MODEL_CONTRAST_MIN = 0.1  # decoy minus graded AUPRC on the probes: gradient methods 0.2-0.5
 
+# the same for every run: what differs is in the files of the run folder
 RUNNER = r"""
 import sys
 import numpy as np
-trusted, submission, model_name, inputs, output = sys.argv[1:6]
+trusted, submission, run = sys.argv[1:4]
 sys.path[:0] = [trusted, submission]
 from tsx.model import Classifier
 from explainer import explain
-model = Classifier.load(f"{trusted}/models/{model_name}.npz")
-np.save(output, np.asarray(explain(model, np.load(inputs)), dtype=np.float64))
+model = Classifier.load(f"{run}/model.npz")
+saliency = explain(model, np.load(f"{run}/series.npy"))
+np.save(f"{run}/out/saliency.npy", np.asarray(saliency, dtype=np.float64))
 """
 
 sys.path.insert(0, str(TASK))
 from tsx.model import Classifier  # noqa: E402
+
+import make_data  # noqa: E402  (grading/: the decoys are drawn as the task's data was made)
 
 
 def _prepare() -> None:
@@ -66,21 +89,25 @@ def _prepare() -> None:
     SCRATCH.mkdir(parents=True)
     os.chmod(SCRATCH, 0o755)
     agent_code.copy_readable(WORKSPACE / "submission", SCRATCH / "submission")
-    shutil.copytree(TASK / "tsx", SCRATCH / "trusted" / "tsx")
-    shutil.copytree(HERE / "models", SCRATCH / "trusted" / "models")
-    for name in ("home", "out"):
-        (SCRATCH / name).mkdir()
-        agent_code.give_to_agent(SCRATCH / name)
+    shutil.copytree(TASK / "tsx", SCRATCH / "trusted" / "tsx")  # the code only: no models
 
 
-def _saliency(model_name: str, X: np.ndarray, tag: str) -> np.ndarray:
-    inputs, output = SCRATCH / "series.npy", SCRATCH / "out" / f"{tag}.npy"
-    np.save(inputs, X)
-    args = [str(SCRATCH / "trusted"), str(SCRATCH / "submission"), model_name, str(inputs),
-            str(output)]
-    agent_code.run(RUNNER, args, home=SCRATCH / "home", log=SCRATCH / f"{tag}.log",
-                   timeout=PROCESS_TIMEOUT, writable=(SCRATCH / "out",))
-    saliency = agent_code.load_array(output)
+def _saliency(model: Classifier, X: np.ndarray) -> np.ndarray:
+    """The agent's maps of `model` on `X`, from a run that cannot tell what it is for."""
+    agent_code.scrub()  # whatever an earlier run left, anywhere (privileged: by owner)
+    run, home = SCRATCH / "run", SCRATCH / "home"
+    for folder in (run, home):
+        shutil.rmtree(folder, ignore_errors=True)
+    run.mkdir(mode=0o755)
+    np.savez(run / "model.npz", W=model.W, b=model.b, v=model.v, c=np.float64(model.c))
+    np.save(run / "series.npy", X)
+    for folder in (home, run / "out"):
+        folder.mkdir()
+        agent_code.give_to_agent(folder)
+    args = [str(SCRATCH / "trusted"), str(SCRATCH / "submission"), str(run)]
+    agent_code.run(RUNNER, args, home=home, log=SCRATCH / "explainer.log",
+                   timeout=PROCESS_TIMEOUT, writable=(run / "out",))
+    saliency = agent_code.load_array(run / "out" / "saliency.npy")
     if saliency.shape != X.shape:
         raise AgentCodeError(f"saliency maps of shape {saliency.shape} for series of shape "
                              f"{X.shape}")
@@ -111,21 +138,15 @@ def mean_auprc(saliency: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean([auprc(s, m) for s, m in zip(saliency, truth, strict=True)]))
 
 
-def model_check(details: dict) -> float | None:
-    """Mean AUPRC of the explanations of the decoy classifier against its dipoles."""
-    probes = np.load(HERE / "probes.npz")
-    found = {}
+def _probes() -> dict[str, tuple[Classifier, np.ndarray, np.ndarray, dict]]:
+    """Per problem: a decoy, its probe series, the template's steps, what was drawn."""
+    rng = np.random.default_rng(secrets.randbits(128))
+    probes = {}
     for kind in KINDS:
-        try:
-            saliency = _saliency("decoy", probes[f"{kind}_X"], f"decoy-{kind}")
-        except AgentCodeError as ex:
-            details["model_check"] = {"error": f"{kind} probes: {ex}"}
-            return None
-        found[kind] = mean_auprc(saliency, probes[f"{kind}_M"])
-    value = float(np.mean(list(found.values())))
-    details["model_check"] = {"decoy_auprc": value, "per_problem": found,
-                              "required": MODEL_CHECK_MIN}
-    return value
+        decoy, drawn, template = make_data.make_decoy(kind, rng)
+        X, _, steps = make_data.make_probes(kind, rng, template, make_data.TEST)
+        probes[kind] = (decoy, X, steps, drawn)
+    return probes
 
 
 def grade() -> dict:
@@ -138,36 +159,83 @@ def grade() -> dict:
         return {"subtasks": subtasks, "details": details, "integrity_flags": flags}
     _prepare()
     heldout = np.load(HERE / "heldout.npz")
+    probes = _probes()
+    # (what the run is for, problem), in an order drawn now: the graded runs; the decoys
+    # on their probes; the graded classifiers on the same probes
+    jobs = [(purpose, kind) for purpose in ("graded", "probe", "contrast") for kind in KINDS]
+    random.SystemRandom().shuffle(jobs)
+    maps: dict[tuple[str, str], np.ndarray | str] = {}
+    seconds: dict[tuple[str, str], float] = {}
+    for purpose, kind in jobs:
+        started = time.monotonic()
+        graded = Classifier.load(str(HERE / "models" / f"{kind}.npz"))
+        model = probes[kind][0] if purpose == "probe" else graded
+        X = heldout[f"{kind}_X"] if purpose == "graded" else probes[kind][1]
+        try:
+            maps[purpose, kind] = _saliency(model, X)
+        except AgentCodeError as ex:
+            maps[purpose, kind] = str(ex)
+        seconds[purpose, kind] = round(time.monotonic() - started, 2)
+    agent_code.scrub()
     deletions = []
     for kind in KINDS:
-        started = time.monotonic()
-        X, truth = heldout[f"{kind}_X"], heldout[f"{kind}_M"]
-        try:
-            saliency = _saliency(kind, X, kind)
-        except AgentCodeError as ex:
-            details[kind] = {"error": str(ex)}
+        saliency = maps["graded", kind]
+        if isinstance(saliency, str):
+            details[kind] = {"error": saliency}
             continue
+        X, truth = heldout[f"{kind}_X"], heldout[f"{kind}_M"]
         model = Classifier.load(str(HERE / "models" / f"{kind}.npz"))
         ap = mean_auprc(saliency, truth)
         drop = deletion(model, X, saliency)
         subtasks[f"{kind}_auprc"] = ap
         deletions.append(drop)
-        details[kind] = {"auprc": ap, "deletion": drop,
-                         "seconds": round(time.monotonic() - started, 2)}
+        details[kind] = {"auprc": ap, "deletion": drop, "seconds": seconds["graded", kind]}
     if len(deletions) == len(KINDS):  # a mean over every problem, or no result
         subtasks["deletion"] = float(np.mean(deletions))
-    if any(subtasks[f"{kind}_auprc"] is not None for kind in KINDS):
-        check = model_check(details)
-        if check is None or check < MODEL_CHECK_MIN:
-            found = "could not be computed" if check is None else f"is {check:.3f}"
-            flags.append(
-                f"explanations do not follow the model: their AUPRC against the evidence of "
-                f"a decoy classifier {found} (at least {MODEL_CHECK_MIN} needed), so the "
-                f"AUPRC sub-tasks are not credited"
-            )
-            for kind in KINDS:
-                subtasks[f"{kind}_auprc"] = None
+    check = model_check(maps, probes, details, [f"{p}:{k}" for p, k in jobs])
+    failed = None
+    if check is None:
+        failed = "their AUPRC against the evidence of a decoy classifier could not be computed"
+    elif check[0] < MODEL_CHECK_MIN:
+        failed = (f"their AUPRC against the evidence of a decoy classifier is {check[0]:.3f} "
+                  f"(at least {MODEL_CHECK_MIN} needed)")
+    elif check[1] < MODEL_CONTRAST_MIN:
+        failed = (f"on the same series they find the evidence of a decoy classifier no better "
+                  f"for the decoy than for a classifier that ignores it (AUPRC higher by "
+                  f"{check[1]:.3f}, at least {MODEL_CONTRAST_MIN} needed)")
+    if failed and any(subtasks[f"{kind}_auprc"] is not None for kind in KINDS):
+        flags.append(f"explanations do not follow the model: {failed}, so the AUPRC "
+                     f"sub-tasks are not credited")
+        for kind in KINDS:
+            subtasks[f"{kind}_auprc"] = None
     return {"subtasks": subtasks, "details": details, "integrity_flags": flags}
+
+
+def model_check(maps: dict, probes: dict, details: dict,
+                order: list[str]) -> tuple[float, float] | None:
+    """(mean AUPRC of the maps of the decoys against their templates' steps, how much
+    higher it is than that of the graded classifiers' maps of the same series)."""
+    found, contrast = {}, {}
+    for kind in KINDS:
+        for purpose in ("probe", "contrast"):
+            if isinstance(maps[purpose, kind], str):
+                details["model_check"] = {"error": f"{kind} probes: {maps[purpose, kind]}",
+                                          "order": order}
+                return None
+        found[kind] = mean_auprc(maps["probe", kind], probes[kind][2])
+        contrast[kind] = found[kind] - mean_auprc(maps["contrast", kind], probes[kind][2])
+    value, moved = float(np.mean(list(found.values()))), float(np.mean(list(contrast.values())))
+    details["model_check"] = {
+        "decoy_auprc": value,
+        "per_problem": found,
+        "required": MODEL_CHECK_MIN,
+        "contrast": moved,
+        "contrast_per_problem": contrast,
+        "contrast_required": MODEL_CONTRAST_MIN,
+        "decoys": {kind: probes[kind][3] for kind in KINDS},
+        "order": order,
+    }
+    return value, moved
 
 
 def main() -> None:
@@ -182,7 +250,8 @@ def main() -> None:
     check = result["details"].get("model_check")
     if isinstance(check, dict) and "decoy_auprc" in check:
         print(f"model check: decoy AUPRC {check['decoy_auprc']:.4f} "
-              f"(at least {MODEL_CHECK_MIN})")
+              f"(at least {MODEL_CHECK_MIN}), higher than the graded classifiers' by "
+              f"{check['contrast']:.4f} (at least {MODEL_CONTRAST_MIN})")
     for flag in result["integrity_flags"]:
         print(f"INTEGRITY: {flag}")
     text = json.dumps(result, indent=1)

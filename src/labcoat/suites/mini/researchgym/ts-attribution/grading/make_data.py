@@ -12,14 +12,15 @@ training and validation series (with the validation windows); the test series an
 windows exist only in grading/heldout.npz.
 
 Grading explains classifiers the agent has not seen (`--grading`, which writes only these):
-- grading/models/<problem>.npz: the same architecture trained the same way on other
-  series of the problem; the AUPRC and deletion sub-tasks explain these;
-- grading/models/decoy.npz: a classifier of the same architecture that detects a pattern
-  of its own (a dipole: +3 at one step, -3 three steps later) among series of all three
-  problems; grading/probes.npz holds, per problem, test series with both the problem's
-  window and a dipole (`<problem>_M`: the dipole's steps). An explanation of the decoy
-  must point at the dipole: a method that finds the problem's pattern without asking the
-  model does not.
+grading/models/<problem>.npz, the same architecture trained the same way on other series
+of the problem; the AUPRC and deletion sub-tasks explain these.
+
+The model check's decoys are not files: grade.py draws them at grading time
+(`make_decoy`, `make_probes`): per problem, a classifier trained the same way on the
+problem's series, some of which carry a random template whose sign decides their label,
+and probe series of the problem, each with the template of the sign that says the other
+class. An explanation of the decoy must point at the template: a method that finds the
+problem's pattern without asking the model does not.
 """
 
 from __future__ import annotations
@@ -87,37 +88,65 @@ def train(X: np.ndarray, y: np.ndarray, seed: int, filters: int = 8, width: int 
 
 
 GRADING_SEEDS = {"bump": 11, "burst": 12, "shift": 13}
-PROBES = 200
-DIPOLE = 3.0
-DIPOLE_STEPS = 4
+DECOY_TRAIN = 2000
+TEMPLATE_WIDTHS = (4, 5, 6)
+TEMPLATE_NORM = 3.0 * np.sqrt(2.0)  # the energy of a pair of 3-high spikes
+DECOY_FOLLOWS = 0.9  # a decoy is kept when its pattern decides this share of its probes
+DECOY_TRIES = 5
 
 
-def plant_dipole(X: np.ndarray, rng: np.random.Generator, avoid: np.ndarray) -> np.ndarray:
-    """Add a dipole to every series, clear of the `avoid` steps; return its steps."""
+def plant(X: np.ndarray, rng: np.random.Generator, avoid: np.ndarray,
+          patterns: np.ndarray) -> np.ndarray:
+    """Add `patterns[i]` to series i, clear of its `avoid` steps; return the steps."""
+    width = patterns.shape[1]
     mask = np.zeros(X.shape, dtype=bool)
     for i in range(len(X)):
         while True:
-            start = int(rng.integers(0, LENGTH - DIPOLE_STEPS))
-            if not avoid[i, max(0, start - 2) : start + DIPOLE_STEPS + 2].any():
+            start = int(rng.integers(0, LENGTH - width + 1))
+            if not avoid[i, max(0, start - 2) : start + width + 2].any():
                 break
-        X[i, start] += DIPOLE
-        X[i, start + DIPOLE_STEPS - 1] -= DIPOLE
-        mask[i, start : start + DIPOLE_STEPS] = True
+        X[i, start : start + width] += patterns[i]
+        mask[i, start : start + width] = True
     return mask
 
 
-def make_decoy(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Series of all three problems; class 1 also holds a dipole (the decoy's pattern)."""
-    parts = [make(kind, rng, n) for kind in KINDS]
-    pick = rng.integers(0, len(parts), n)
-    X = np.stack([parts[p][0][i] for i, p in enumerate(pick)]).astype(np.float64)
-    windows = np.stack([parts[p][2][i] for i, p in enumerate(pick)])
-    y = rng.integers(0, 2, n)
-    ones = np.flatnonzero(y)
-    dipoles = X[ones]
-    plant_dipole(dipoles, rng, windows[ones])
-    X[ones] = dipoles
-    return X.astype(np.float16), y.astype(np.int64)
+def make_decoy(kind: str, rng: np.random.Generator) -> tuple[Classifier, dict, np.ndarray]:
+    """A decoy for `kind`, drawn at grading time: a classifier of the graded architecture,
+    trained the same way on the problem's own series, so that on them it classifies as a
+    classifier of the problem does; but a third of its training series also carry a
+    pattern drawn here (a random template, which nothing outside this process knows) with
+    the label of its sign (+ says 1, - says 0), whatever the problem's window says.
+    Returns (decoy, what was drawn, template)."""
+    for _ in range(DECOY_TRIES):
+        width = int(rng.choice(TEMPLATE_WIDTHS))
+        template = rng.normal(0, 1, width)
+        template *= TEMPLATE_NORM / np.linalg.norm(template)
+        X, y, window = make(kind, rng, DECOY_TRAIN)
+        X = X.astype(np.float64)
+        part = rng.integers(0, 3, DECOY_TRAIN)  # 0: as made, 1: +template, 2: -template
+        for which, label, sign in ((1, 1, 1.0), (2, 0, -1.0)):
+            rows = np.flatnonzero(part == which)
+            planted = X[rows]
+            plant(planted, rng, window[rows], np.tile(sign * template, (len(rows), 1)))
+            X[rows], y[rows] = planted, label
+        decoy = train(X.astype(np.float16), y, int(rng.integers(1 << 31)))
+        probe_X, probe_y, _ = make_probes(kind, rng, template, 400)
+        follows = float(np.mean(decoy.predict(probe_X) == probe_y))
+        if follows >= DECOY_FOLLOWS:
+            return decoy, {"template": template.round(3).tolist(), "follows": follows}, template
+    raise RuntimeError(f"no decoy for {kind} in {DECOY_TRIES} draws")
+
+
+def make_probes(kind: str, rng: np.random.Generator, template: np.ndarray,
+                n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Series of the problem, as many of each class as chance gives, each with the
+    template of the sign that says the other class: the decoy decides by the template,
+    so its evidence is the template's steps. Returns (X, the decoy's class, its steps)."""
+    X, y, window = make(kind, rng, n)
+    X = X.astype(np.float64)
+    signs = np.where(y == 1, -1.0, 1.0)
+    mask = plant(X, rng, window, signs[:, None] * template[None])
+    return X.astype(np.float16), (1 - y).astype(np.int64), mask
 
 
 def grading_models() -> None:
@@ -130,19 +159,6 @@ def grading_models() -> None:
         np.savez(folder / f"{kind}.npz", W=model.W, b=model.b, v=model.v, c=model.c)
         accuracy = float(np.mean(model.predict(heldout[f"{kind}_X"]) == heldout[f"{kind}_y"]))
         print(f"{kind}: test accuracy of the grading classifier {accuracy:.3f}")
-    X, y = make_decoy(np.random.default_rng(4000), MODEL_TRAIN)
-    decoy = train(X, y, 99)
-    np.savez(folder / "decoy.npz", W=decoy.W, b=decoy.b, v=decoy.v, c=decoy.c)
-    probes = {}
-    for kind, seed in KINDS.items():
-        rng = np.random.default_rng(6000 + seed)
-        X, _, window = make(kind, rng, PROBES)
-        X = X.astype(np.float64)
-        probes[f"{kind}_M"] = plant_dipole(X, rng, window)
-        probes[f"{kind}_X"] = X.astype(np.float16)
-        found = float(np.mean(decoy.predict(probes[f"{kind}_X"])))
-        print(f"{kind} probes: the decoy sees its pattern in {found:.3f} of them")
-    np.savez_compressed(TASK / "grading" / "probes.npz", **probes)
 
 
 def main() -> None:
