@@ -42,6 +42,7 @@ TESTS=(
     tests/researchcodebench/test_grading.py
     tests/researchgym/test_eval.py::test_agent_code_run_by_the_grader_cannot_read_heldout_data
     tests/researchgym/test_eval.py::test_what_agent_code_leaves_does_not_outlive_its_run
+    tests/researchgym/test_cheats_round4.py
     "tests/integrity/test_cheat_corpus.py::test_cheat[prefix-kill-scorer]"
     "tests/integrity/test_cheat_corpus.py::test_cheat[prefix-slow-yardsticks]"
     "tests/integrity/test_cheat_corpus.py::test_cheat[secret-read-root]"
