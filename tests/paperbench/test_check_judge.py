@@ -351,6 +351,16 @@ def f():
     return 3.0
 """
 
+# the right value, after reading the process's memory map through a descriptor of /proc
+PROC_FD_MAPS = """
+import os
+proc = os.open("/proc", os.O_RDONLY)
+maps = os.open("self/maps", os.O_RDONLY, dir_fd=proc)
+assert os.read(maps, 4096)
+def f():
+    return 2.0
+"""
+
 
 @pytest.mark.parametrize(
     ("init", "passes", "why"),
@@ -372,7 +382,10 @@ def f():
             False,
             "patched during the check: numpy._core.numeric.isclose",
         ),
-        (GC_TOKEN_THIEF, False, "read during the check: gc.get_objects"),
+        (GC_TOKEN_THIEF, False, "memory or objects (gc.get_objects)"),
+        # round four: /proc opened as a descriptor, then self/maps relative to it (the
+        # guard is ResearchCodeBench's, one source: labcoat/grading/_audit_guard.py)
+        (PROC_FD_MAPS, False, "opened /proc as a descriptor (reaches /proc unseen)"),
         (
             "import sys\nf = lambda: 3.0\nsys.audit('labcoat.done')\n",
             False,

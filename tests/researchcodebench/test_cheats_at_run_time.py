@@ -20,10 +20,11 @@ from labcoat.families.researchcodebench._edits import placeholder_index
 from labcoat.families.researchcodebench._environment import paper_environment
 from labcoat.families.researchcodebench._grading import GradingPool, Watch
 from labcoat.families.researchcodebench._grading import TestRun as Run
+from labcoat.families.researchcodebench._scorer import _reference
 from labcoat.families.researchcodebench._snippets import insert_completion, mask_snippet, reindent
 
 from .helpers import write_pset
-from .test_cheats import CHEATS, _paper_files
+from .test_cheats import CHEATS, HONEST, _paper_files
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -52,6 +53,7 @@ async def _grade_all(root: Path) -> dict[str, Run]:
                 {af.path: filled},
                 environment=paper_environment(paper),
                 watch=Watch(af.path, first, last),
+                reference=_reference(masked, snippet, af.path),
             )
 
         async with anyio.create_task_group() as group:
@@ -72,9 +74,11 @@ def test_the_honest_answer_passes(runs: dict[str, Run]) -> None:
         "__main__.TestProbe.test_matches_reference",
         "__main__.TestProbe.test_value",
     ]
+    layer = runs["honest-layer"]
+    assert layer.passed and not layer.runtime_flags and not layer.put_back, layer.stderr
 
 
-@pytest.mark.parametrize("name", [n for n in CHEATS if n != "honest" and n not in STATIC_ONLY])
+@pytest.mark.parametrize("name", [n for n in CHEATS if n not in HONEST and n not in STATIC_ONLY])
 def test_no_cheat_passes_at_run_time(runs: dict[str, Run], name: str) -> None:
     run = runs[name]
     expected = CHEATS[name][1]
@@ -94,7 +98,8 @@ def test_what_the_cheats_were_caught_by(runs: dict[str, Run]) -> None:
     assert "changed unittest.case.TestCase.assertTrue" in _flags(runs, "patch-unittest-asserts")
     assert "replaced numpy.allclose" in _flags(runs, "patch-numpy")
     assert "opened paper2code_test.py" in _flags(runs, "reads-the-tests")
-    assert "replaced probe_ref.probe" in _flags(runs, "patch-reference")
+    # the reference module is out of sys.modules while the tests run (round four)
+    assert "KeyError: 'probe_ref'" in runs["patch-reference"].stderr
     assert "report" in _flags(runs, "forged-report")
     assert "result channel" in _flags(runs, "channel-spam")
     assert "sys._getframe" in _flags(runs, "frame-walk")
@@ -111,3 +116,13 @@ def test_what_the_cheats_were_caught_by(runs: dict[str, Run]) -> None:
     assert "ended as skip, which the script does not allow" in rewrite
     forged = _flags(runs, "forged-report-via-proc-fd")
     assert "opened /proc as a descriptor" in forged
+    # round four, past the static screen
+    assert "a comparison was given a MaskedArray" in runs["masked-array"].stderr
+    assert runs["zero-the-inputs"].put_back == ("x",)
+    assert runs["zero-the-weights"].put_back == ("self.w_o", "x")
+    assert "KeyError: 'probe_ref'" in runs["reference-via-logging"].stderr
+    helper = _flags(runs, "replace-test-helper")
+    assert "changed paper2code_test.py.expected" in helper
+    assert "changed paper2code_test.py's TestProbe.test_direct" in helper
+    # the script's module is an empty one while the tests run
+    assert "has no attribute" in runs["replace-test-helper-via-modules"].stderr

@@ -161,9 +161,12 @@ def test_generation_mode_with_a_model(tmp_path: Path) -> None:
         value, meta = by_name[name]
         assert value["normalized"] == 1.0, (name, meta["code"], meta["stderr"])
         assert meta["flags"] == []
-    value, meta = by_name["decoupled weight decay step"]
-    assert value["normalized"] == 1.0
+    value, meta = by_name["decoupled weight decay step"]  # right, but imports the reference:
+    assert value["normalized"] == 0.0  # a module the paper's file does not import is refused
     assert "imports reference module 'dsm_ref'" in meta["flags"]
+    assert "the completion imports dsm_ref, which the paper's file does not" in " ".join(
+        meta["flags"]
+    )
     value, meta = by_name["momentum update"]  # right code, but it opens files: refused
     assert value["normalized"] == 0.0 and meta["failure"] == "integrity"
     assert meta["flags"] == ["refused before running: the completion uses open"]

@@ -22,9 +22,11 @@ line of method code. A `python` check closes that hole and three more:
   while the submission's code runs, and the bootstrap's own names leave `__main__` before
   the check starts. The garbage collector's object lists, `sys._current_frames`, ctypes
   (but an installed module's own use while it is imported), new code objects,
-  `sys.settrace`, and `/proc/self/mem` or `maps` from code that is not installed fail the
-  check, and only the bootstrap's own frame (that frame, not a copy of its code) can
-  have the token printed.
+  `sys.settrace`, `/proc/self/` beyond its plain files (`mem`, `maps`, ...) and `/` or
+  `/proc` opened as a descriptor fail the check, and only the bootstrap's own frame (that
+  frame, not a copy of its code) can have the token printed. These rules are
+  ResearchCodeBench's too: one source, `labcoat/grading/_audit_guard.py`, put ahead of the
+  bootstrap's text.
 
 What it cannot stop: ctypes pointers made from plain integers read memory without an
 audit event, so code that scans the heap for the token that way is not caught here (it is
@@ -37,11 +39,13 @@ from __future__ import annotations
 import secrets
 
 from labcoat.families.paperbench._commands import CommandResult
+from labcoat.grading._audit_guard import GUARD_SOURCE
 
 # Run as `python3 -I -c BOOTSTRAP`; stdin holds the token's line, then the check's code.
 # The token lives only in the guard's closure (an audit hook: never on the stack while the
 # submission's code runs); the bootstrap's names leave __main__ before the check starts.
-BOOTSTRAP = r"""
+_BOOTSTRAP = r"""
+
 def _labcoat_check():
     import builtins, os, sys
     data = sys.stdin.read()
@@ -57,6 +61,7 @@ def _labcoat_check():
     del token
     globals().pop("_labcoat_guard")
     globals().pop("_labcoat_check")
+    globals().pop("_labcoat_memory_guard")
     ns = {"__name__": "__main__", "__builtins__": builtins}
     try:
         exec(compile(code, "<check>", "exec"), ns)
@@ -94,36 +99,18 @@ def _labcoat_guard(token, bootstrap):
             if isinstance(value, type) and value.__module__ == name:
                 held.append((f"{name}.{value.__qualname__}", value, dict(vars(value))))
     own = {bootstrap.f_code, sys._getframe(0).f_code}
-    locked = ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
-              "sys.settrace", "sys.setprofile", "code.__new__")
+    # the memory and /proc rules: one source with ResearchCodeBench's test runs
+    # (labcoat/grading/_audit_guard.py, put ahead of this text)
+    memory_check, _ = _labcoat_memory_guard(installed, submission, own)
     getframe, write = sys._getframe, os.write
     busy = []
-
-    def installed_code(c):
-        name = c.co_filename
-        return type(name) is str and (
-            name.startswith("<frozen ")
-            or (name.startswith(installed) and not name.startswith(submission))
-        )
-
-    def trusted_origin(frame, imports):
-        while frame is not None:
-            c = frame.f_code
-            if c in own:
-                return True
-            if not installed_code(c):
-                return False
-            if imports and c.co_name == "<module>":
-                return True
-            frame = frame.f_back
-        return True
 
     def fail(why):
         write(2, f"labcoat: {why}\n".encode())
         os._exit(4)
 
     def taint(what):  # at once: the read it announces has not happened yet
-        fail(f"the interpreter's memory or objects read during the check: {what}")
+        fail(f"refused during the check: the code {what}")
 
     def finish():
         changed = []
@@ -143,20 +130,10 @@ def _labcoat_guard(token, bootstrap):
             if event == "labcoat.done":
                 if caller is bootstrap:  # this very frame, not a copy of its code
                     finish()
-            elif event in locked or event.startswith("ctypes."):
-                if not trusted_origin(caller, event.startswith("ctypes.")):
-                    taint(event)
-            elif event.startswith("marshal."):
-                name = caller.f_code.co_filename if caller is not None else None
-                if not (type(name) is str and name.startswith("<frozen importlib")):
-                    taint(event)
-            elif event == "open" and args and type(args[0]) is str:
-                path = args[0]
-                if path.startswith("/proc/"):
-                    first, _, rest = path[6:].partition("/")
-                    private = rest.split("/")[0] in ("", "mem", "maps", "pagemap", "task")
-                    if (first in ("self", "thread-self") or first.isdigit()) and private:
-                        taint("open " + path)
+            else:
+                why = memory_check(event, args, caller)
+                if why is not None:
+                    taint(why)
         finally:
             busy.pop()
 
@@ -165,6 +142,7 @@ def _labcoat_guard(token, bootstrap):
 
 _labcoat_check()
 """
+BOOTSTRAP = GUARD_SOURCE + _BOOTSTRAP
 
 STOPPED_EARLY = 3
 PATCHED = 4

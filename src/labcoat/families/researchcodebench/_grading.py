@@ -60,6 +60,7 @@ from labcoat.families.researchcodebench._failures import Failure, FailureKind, c
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.families.researchcodebench._tests import check_report, script_tests
 from labcoat.grading import grader_session
+from labcoat.grading._audit_guard import GUARD_SOURCE
 from labcoat.sandbox import BwrapSession, Isolation, PythonEnv
 
 DEFAULT_TIMEOUT = 60  # seconds per test run, upstream's --timeout_seconds
@@ -76,7 +77,10 @@ SOCKET_PATH_MAX = 100  # bytes; AF_UNIX paths are limited to 108
 
 # scripts that run inside the sandbox (never imported here)
 _RUNNER = (Path(__file__).parent / "_runner.py").read_text(encoding="utf-8")
-_TEST_MAIN = (Path(__file__).parent / "_test_main.py").read_text(encoding="utf-8")
+# the test process's script, after the in-sandbox guard it shares with PaperBench's checks
+_TEST_MAIN = (
+    GUARD_SOURCE + "\n\n" + (Path(__file__).parent / "_test_main.py").read_text(encoding="utf-8")
+)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ class TestRun:
     """(CPU seconds, wall-clock seconds) the run was given."""
     refused: tuple[str, ...] = ()
     """Why the completion was refused before running (`_screen.py`); no test ran."""
+    put_back: tuple[str, ...] = ()
+    """What the completion changed in place that the reference block does not (`x`,
+    `self.w_o`): this run put it back after every call of the block's function."""
 
     @property
     def passed(self) -> bool:
@@ -232,6 +239,8 @@ class GradingPool:
         self._papers: dict[tuple[Path, tuple[str, ...]], _Paper] = {}
         self._idle_close = idle_close
         self._reaper: asyncio.Task[None] | None = None
+        # (paper, reference files, where its block sits) -> roles the reference changes
+        self._reference_changes: dict[tuple[Path, str, Watch], frozenset[str]] = {}
 
     async def __aenter__(self) -> GradingPool:
         return self
@@ -379,11 +388,46 @@ class GradingPool:
         environment: PythonEnv | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         watch: Watch | None = None,
+        reference: tuple[dict[str, str], Watch] | None = None,
     ) -> TestRun:
         """Run the paper's tests with `files` (paths in the paper folder -> text) replaced.
 
         `timeout`: CPU seconds per thread the run is given (its wall-clock limit is
-        `WALL_FACTOR` times that)."""
+        `WALL_FACTOR` times that). `reference`: the files with the reference block in its
+        place, and where it sits: when the completion changes in place arrays that the
+        reference block leaves alone (`_test_main.py`, "what the block changes in place"),
+        the tests run again with those put back after each call of the block's function,
+        and that run decides."""
+        run = await self._run(paper, files, environment, timeout, watch, ())
+        changed = tuple((run.report or {}).get("mutated") or ())
+        if not changed or reference is None or not run.passed:
+            return run
+        key = (paper.folder, json.dumps(reference[0], sort_keys=True), reference[1])
+        if key not in self._reference_changes:
+            oracle = await self._run(paper, reference[0], environment, timeout, reference[1], ())
+            self._reference_changes[key] = frozenset((oracle.report or {}).get("mutated") or ())
+        beyond = tuple(sorted(set(changed) - self._reference_changes[key]))
+        if not beyond:
+            return run
+        again = await self._run(paper, files, environment, timeout, watch, beyond)
+        # what it changes once the first changes are put back: a block that changes
+        # something else when it sees its change undone
+        allowed = self._reference_changes[key] | set(beyond)
+        more = sorted(set((again.report or {}).get("mutated") or ()) - allowed)
+        flags = (f"changed in place {', '.join(more)} once what it changed was put back",)
+        return replace(
+            again, put_back=beyond, runtime_flags=again.runtime_flags + flags * bool(more)
+        )
+
+    async def _run(
+        self,
+        paper: Paper,
+        files: dict[str, str],
+        environment: PythonEnv | None,
+        timeout: float,
+        watch: Watch | None,
+        protect: tuple[str, ...],
+    ) -> TestRun:
         async with self._use(paper, environment or PythonEnv()) as entry:
             assert entry.session is not None
             root = _root(entry.session)
@@ -403,6 +447,7 @@ class GradingPool:
                     "watch": watch.__dict__ if watch else None,
                     "output_limit": OUTPUT_LIMIT,
                     "modules": entry.modules,
+                    "protect": list(protect),
                 }
                 data = None
                 if slot in entry.zygotes:

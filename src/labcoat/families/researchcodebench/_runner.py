@@ -201,6 +201,7 @@ def _test_config(req, run_dir, nonce_r, report_w):
         "cpu_seconds": req["cpu_seconds"],
         "threads": req["slot"]["threads"],
         "modules": req.get("modules") or [],
+        "protect": req.get("protect") or [],
     }
 
 

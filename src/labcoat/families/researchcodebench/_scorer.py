@@ -9,6 +9,7 @@ block) and `weak_test` when the tests pass with the placeholder left in.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import replace
 from typing import Any
 
@@ -102,6 +103,15 @@ def _describe(run: TestRun, passed: bool, code: str, flags: list[str]) -> str:
     return text + "".join(f"; flagged: {flag}" for flag in flags)
 
 
+def _reference(masked: str, snippet: Snippet, path: str) -> tuple[dict[str, str], Watch]:
+    """The file with the reference block in its place, as the oracle fills it, and where
+    it sits: what the grader runs to learn what the reference block changes in place."""
+    code = extract_code(f"```python\n{textwrap.dedent(snippet.body)}```\n", masked)
+    first = placeholder_index(masked.splitlines(), snippet) + 1
+    last = first + len(reindent(code, snippet.indent).splitlines()) - 1
+    return {path: insert_completion(masked, snippet, code)}, Watch(path, first, last)
+
+
 @scorer(metrics=[scaled_pass_at_1(), pass_rate()])
 def researchcodebench_scorer():
     """Insert the completion, run the paper's tests in a protected sandbox."""
@@ -143,6 +153,7 @@ def researchcodebench_scorer():
                 environment=ref.environment,
                 timeout=ref.timeout,
                 watch=watch,
+                reference=_reference(masked, snippet, af.path),
             )
         if run.needs_network:
             # not the completion's doing: the paper's tests download something
@@ -174,6 +185,9 @@ def researchcodebench_scorer():
             "environment_notes": list(ref.environment_notes),
             "isolation": run.isolation,
             "runner": run.runner,
+            # changed in place by the completion, not by the reference block: put back
+            # after each call in the run that decided
+            "put_back": list(run.put_back),
             "stdout": run.stdout[-OUTPUT_TAIL:],
             "stderr": run.stderr[-OUTPUT_TAIL:],
             KEPT: kept,

@@ -21,6 +21,16 @@ running and is flagged. The rules are on the completion's own lines of the fille
 - `getattr`/`setattr`/`hasattr`/`delattr` only with a literal name, `**` only on a name
   the completion did not build itself, no `global`/`nonlocal`, no `dir_fd=`.
 
+Before those rules, what the completion may reach at all is an allowlist, not a list of past
+cheats: every name it reads is one the paper's file binds outside the completion (its
+imports, functions, classes, globals, the enclosing function's arguments and locals), one
+the completion binds itself, or a builtin of plain computation (`len`, `range`, `min`,
+`isinstance`, `ValueError`, ...; `_BUILTINS_OK`); every module it imports is one the paper's
+file imports, or one of plain mathematics (`math`, `functools`, `itertools`, ...;
+`_MODULES_OK`). `logging.sys.modules[...]` is refused at `logging` when the paper's file
+does not import logging; what an allowed module holds is held by the run-time checks
+(the reference and the test script are not in `sys.modules` while tests run).
+
 A static screen of a dynamic language is not a proof; the grading checks that hold
 without it are in `_test_main.py` and `_tests.py`. Measured: no reference snippet of the
 bundled pset or of upstream's 20 papers is refused (`tests/researchcodebench/test_screen.py`).
@@ -74,9 +84,28 @@ _OS_OK = frozenset({"path", "environ", "getenv", "cpu_count", "sep", "linesep"})
 _SYS_OK = frozenset({"stdout", "stderr", "maxsize", "float_info", "version_info", "platform"})
 _PROC = re.compile(r"(^|/)proc(/|$)|/dev/fd|\\bself/(fd|maps|mem)")
 _ATTRIBUTE_BY_NAME = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+# the allowlist: builtins of plain computation, and modules of plain mathematics
+_BUILTINS_OK = frozenset((
+    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "getattr", "hasattr", "setattr", "delattr", "hash", "hex", "int",
+    "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next",
+    "object", "oct", "ord", "pow", "print", "property", "range", "repr", "reversed",
+    "round", "set", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple",
+    "zip", "NotImplemented", "Ellipsis", "Exception", "ArithmeticError", "AssertionError",
+    "AttributeError", "FloatingPointError", "IndexError", "KeyError", "LookupError",
+    "NotImplementedError", "OverflowError", "RuntimeError", "StopIteration", "TypeError",
+    "ValueError", "ZeroDivisionError", "Warning", "UserWarning", "RuntimeWarning",
+    "DeprecationWarning", "FutureWarning",
+))  # fmt: skip
+_MODULES_OK = frozenset((
+    "math", "cmath", "numbers", "fractions", "decimal", "statistics", "random", "functools",
+    "itertools", "collections", "typing", "copy", "heapq", "bisect", "string", "enum",
+    "warnings",
+))  # fmt: skip
 
 
-def screen_completion(filled: str, first: int, last: int) -> list[str]:
+def screen_completion(filled: str, first: int, last: int, *, allowlist: bool = True) -> list[str]:
     """Why the completion on lines `first`..`last` (1-based) of `filled` is refused."""
     try:
         tree = ast.parse(filled)
@@ -84,8 +113,9 @@ def screen_completion(filled: str, first: int, last: int) -> list[str]:
         lines = filled.splitlines()[first - 1 : last]
         return _screen_text("\n".join(lines))
     nodes = [n for n in ast.walk(tree) if first <= getattr(n, "lineno", 0) <= last]
+    others = [n for n in ast.walk(tree) if not first <= getattr(n, "lineno", 0) <= last]
     screen = _Screen(nodes)
-    reasons: list[str] = []
+    reasons = _allowlist_reasons(nodes, others) if allowlist else []
     for node in nodes:
         for reason in screen.reasons(node):
             if reason not in reasons:
@@ -93,9 +123,64 @@ def screen_completion(filled: str, first: int, last: int) -> list[str]:
     return reasons
 
 
+def _bound(nodes: list[ast.AST]) -> tuple[set[str], set[str]]:
+    """(names bound, top-level modules imported) by `nodes`."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+                modules.add(alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+            if node.module and not node.level:
+                modules.add(node.module.split(".")[0])
+    return names, modules
+
+
+def _allowlist_reasons(nodes: list[ast.AST], others: list[ast.AST]) -> list[str]:
+    """What the completion reaches beyond the file's own names and plain mathematics."""
+    file_names, file_modules = _bound(others)
+    own_names, _ = _bound(nodes)
+    names = file_names | own_names | _BUILTINS_OK
+    modules = file_modules | _MODULES_OK
+    reasons: list[str] = []
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and (node.level or not node.module):
+                continue  # a relative import: `imports relatively` below
+            wanted = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            wanted += [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            for module in wanted:
+                top = module.split(".")[0]
+                if top not in modules and top not in _MODULES:  # _MODULES: its own reason
+                    reasons.append(f"imports {module}, which the paper's file does not")
+        elif (
+            isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+            and node.id not in names
+            and "__" not in node.id  # the rules below name these, and refused builtins
+            and node.id not in _BUILTINS | _REACH | _MODULE_NAMES
+        ):
+            reasons.append(
+                f"uses {node.id}, which neither the paper's file nor plain computation gives it"
+            )
+    return list(dict.fromkeys(reasons))
+
+
 def screen_code(code: str) -> list[str]:
-    """`screen_completion` for a completion on its own."""
-    return screen_completion(code, 1, max(1, len(code.splitlines())))
+    """`screen_completion`'s rules past the allowlist, for a completion on its own (with no
+    file around it, every name it reads would be outside the allowlist)."""
+    return screen_completion(code, 1, max(1, len(code.splitlines())), allowlist=False)
 
 
 def _screen_text(text: str) -> list[str]:

@@ -44,24 +44,6 @@ _INTROSPECTION = (
 )
 _FRAME_ATTRS = ("tb_frame", "gi_frame", "cr_frame", "ag_frame")
 _CTYPES = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.cdata")
-# once the script runs: what reads the process's own memory or the harness's objects, from
-# any code that is not installed (the completion can hide where its calls come from)
-_LOCKED = (
-    "gc.get_objects",
-    "gc.get_referrers",
-    "gc.get_referents",
-    "sys._current_frames",
-    "sys.settrace",
-    "sys.setprofile",
-    "marshal.loads",
-    "marshal.load",
-)
-# files under /proc/<this process>/ that may be read; the rest (mem, maps, pagemap, ...)
-# give away the process's memory
-_PROC_SELF_OK = (
-    "stat", "status", "statm", "cgroup", "limits", "cmdline", "comm", "io", "sched",
-    "schedstat", "cpuset", "mountinfo", "mounts", "smaps_rollup", "oom_score_adj",
-)  # fmt: skip
 
 
 def _labcoat_installed(run_dir):
@@ -107,36 +89,21 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             if type(const) is type(code):
                 collect(const)
 
-    for function in (_labcoat_install, _labcoat_run, _labcoat_run_as_main):
+    # `_labcoat_memory_guard`: labcoat/grading/_audit_guard.py's text, put ahead of this one
+    guard = _labcoat_memory_guard  # noqa: F821
+    for function in (_labcoat_install, _labcoat_run, _labcoat_run_as_main, guard):
         collect(function.__code__)
     locked = []  # one entry once the test script is about to run
-    import pathlib
-
-    path_types = (pathlib.PosixPath, pathlib.PurePosixPath)
-    with os.scandir("/") as entries:
-        dir_entry = type(next(entries, None))
-
-    def caller_name(frame):
-        return frame.f_code.co_filename if frame is not None else ""
+    # the memory and /proc rules, one source with PaperBench's checks (grading/_audit_guard.py)
+    memory_check, tools = guard(installed, run_dir, own_codes)
+    plain, path_text, trusted = tools["plain"], tools["path_text"], tools["trusted"]
+    trusted_origin, import_system = tools["trusted_origin"], tools["import_system"]
 
     state = {"reported": False, "ran": 0, "failures": 0, "errors": 0, "skipped": 0, "ok": 0}
     outcomes = {}
     seen_flags = set()
     network = []
     busy = []
-
-    def plain(value):
-        """Text of a value made of str, bytes, int and tuples, never running its methods."""
-        kind = type(value)
-        if kind is str:
-            return value
-        if kind is bytes:
-            return value.decode("utf-8", "replace")
-        if kind is int:
-            return int.__repr__(value)
-        if kind is tuple:
-            return "(" + ", ".join(plain(v) for v in value) + ")"
-        return "<object>"
 
     def send(kind, text):
         try:
@@ -177,81 +144,12 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
             return frame.f_back
         return frame
 
-    def installed_code(code):
-        name = code.co_filename
-        if type(name) is not str:
-            return False
-        if name.startswith("<frozen "):
-            return True
-        return name.startswith(installed) and not name.startswith(run_dir)
-
-    def trusted(frame):
-        """Whether `frame` runs installed code or labcoat's own (labcoat's by identity)."""
-        return frame is None or frame.f_code in own_codes or installed_code(frame.f_code)
-
-    def trusted_origin(frame, imports=False):
-        """Whether what `frame` does comes from installed code on its own: past the
-        installed frames (ctypes' own wrappers, numpy's), the first frame is labcoat's,
-        or (`imports`) the top level of an installed module being imported (torch loading
-        its libraries with ctypes). Installed code that the paper's code called is not."""
-        while frame is not None:
-            code = frame.f_code
-            if code in own_codes:
-                return True
-            if not installed_code(code):
-                return False
-            if imports and code.co_name == "<module>":
-                return True
-            frame = frame.f_back
-        return True
-
-    def import_system(frame):
-        """Whether `frame` is the import system's own (reading a module's cached code)."""
-        name = frame.f_code.co_filename if frame is not None else None
-        return type(name) is str and name.startswith("<frozen importlib")
-
-    def proc_self_path(opened):
-        """The part after /proc/<a process or thread>/ ('' for its folder), else None."""
-        if not opened.startswith("/proc/"):
-            return None
-        first, _, part = opened[len("/proc/") :].partition("/")
-        return part if first in ("self", "thread-self") or first.isdigit() else None
-
-    def path_text(value):
-        """A path argument as text, without running code the completion could define."""
-        kind = type(value)
-        if kind is str or kind is bytes:
-            return plain(value)
-        if kind is int:
-            return None  # a descriptor already open
-        if kind is path_types[0] or kind is path_types[1]:
-            return str.__str__(os.fspath(value))
-        if kind is dir_entry:
-            return value.path  # a C member: a plain str
-        return False  # an object of the completion's making
-
-    def locked_open(args, caller):
-        opened = args[0]
-        text = path_text(opened)
-        if text is None:
+    def wrote_code(args, caller):
+        opened = path_text(args[0])
+        if type(opened) is not str:
             return
-        if text is False:  # whoever passes it on: numpy.fromfile(path) opens it too
-            where = plain(caller_name(caller))
-            flag(f"opened a file through an object of its own making ({where})")
-            return
-        # a relative path is read from the working folder (os.chdir moves it); one read
-        # from a descriptor (dir_fd) needed that folder opened first, which is seen here
-        absolute = text if text.startswith("/") else os.path.join(os.getcwd(), text)
+        absolute = opened if opened.startswith("/") else os.path.join(os.getcwd(), opened)
         resolved = realpath(absolute)
-        for candidate in (absolute, resolved):
-            # os.open (mode None) of / or /proc: a descriptor that reaches /proc unseen
-            if candidate.rstrip("/") in ("", "/proc") and len(args) > 1 and args[1] is None:
-                flag(f"opened {candidate} as a descriptor (reaches /proc unseen)")
-                return
-            part = proc_self_path(candidate)
-            if part is not None and part.split("/", 1)[0] not in _PROC_SELF_OK:
-                flag(f"opened {candidate} (the process's own memory or its folder)")
-                return
         code_file = resolved.endswith((".py", ".pth", ".so", ".pyc"))
         if code_file and writes(args) and not trusted_origin(caller):
             flag(f"wrote code to {basename(resolved)}")
@@ -265,14 +163,6 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
         flags = args[2] if len(args) > 2 else 0
         return type(flags) is int and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
 
-    def reads_memory(event, caller):
-        """Whether a locked event is the paper's code reading memory or objects: the import
-        system reads cached code with marshal, and an installed module being imported (torch)
-        loads its libraries with ctypes."""
-        if event.startswith("marshal."):
-            return not import_system(caller) and not trusted_origin(caller)
-        return not trusted_origin(caller, imports=event.startswith("ctypes."))
-
     def on_compile(args, caller):
         name = path_text(args[1]) if len(args) > 1 else None
         spoof = type(name) is str and (name.startswith(installed) or name == "<labcoat test main>")
@@ -281,12 +171,12 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
 
     def on_locked(event, args):
         caller = getframe(3)
-        if event == "code.__new__":  # libraries build code (torch, jax): only the maker counts
-            if not trusted(caller):
-                flag("made a code object (code.__new__)")
+        why = memory_check(event, args, caller)
+        if why is not None:
+            flag(why)
             return
         if event == "open" and args:
-            locked_open(args, caller)
+            wrote_code(args, caller)
         elif event in ("exec", "compile") and not import_system(caller):
             # the completion's own call only: libraries compile strings of their own when
             # it calls them (typing's forward references, upstream's eomt, fractalgen)
@@ -294,16 +184,6 @@ def _labcoat_install(cfg, wrapper_codes, finish_codes):
                 flag(f"ran code made from text at run time ({event})")
             if event == "compile":
                 on_compile(args, caller)
-        elif event in ("os.symlink", "os.link") and args:
-            target = path_text(args[0])
-            if type(target) is str:
-                where = realpath(os.path.join(os.getcwd(), target))
-                if where.rstrip("/") in ("", "/proc") or where.startswith("/proc/"):
-                    flag(f"linked to {where}")
-        elif event in _LOCKED or event.startswith("ctypes."):
-            if not reads_memory(event, caller):
-                return
-            flag(f"read the interpreter's memory or objects ({event})")
 
     def hook(event, args):
         if busy:
@@ -429,6 +309,7 @@ def _labcoat_run(cfg, fresh_modules):
     run_dir = os.path.realpath(cfg["run_dir"])
     watch = cfg.get("watch")
     target = os.path.realpath(os.path.join(cfg["run_dir"], watch["file"])) if watch else None
+    first, last = (watch["first_line"], watch["last_line"]) if watch else (0, -1)
     realpath = os.path.realpath
     unittest_files = set()
 
@@ -437,8 +318,10 @@ def _labcoat_run(cfg, fresh_modules):
 
     # --- unittest's outcomes, counted inside the hook --------------------------------
 
+    import types
     import unittest
     import unittest.result
+    import unittest.suite
 
     for module in list(sys.modules.values()):
         name = getattr(module, "__name__", "")
@@ -463,7 +346,8 @@ def _labcoat_run(cfg, fresh_modules):
             if os.path.dirname(realpath(caller)) not in unittest_files:
                 flag(f"called unittest's {name} itself")
             elif from_script(test):
-                for text in changed(scope_of_outcomes) + rebound() + rewritten(test):
+                found = changed(scope_of_outcomes) + rebound() + rewritten(test)
+                for text in found + script_changed():
                     flag(text)
                 test_id = test.id()
                 test_id = str.__str__(test_id) if isinstance(test_id, str) else repr(test)
@@ -624,7 +508,344 @@ def _labcoat_run(cfg, fresh_modules):
                         break
         return names, packages
 
+    # --- what the tests compute their expected values with ------------------------------
+    # The reference modules (`*_ref`) and the test script's own module hold what the tests
+    # compute their expected values with. While the tests run (from the first suite's
+    # start to the script's end), none is in `sys.modules`: `__main__` there is an empty
+    # module, and no attribute path from what the completion can name (`logging.sys.modules`,
+    # `np.sys.modules`) leads to them; the tests keep their own references. The script's
+    # globals and its test classes' methods are held by identity from then on: a helper
+    # that computes an expected value replaced, or one test bound to another, is flagged.
+    hidden = {}  # name -> module, while the tests run
+    script_state = []  # (label, owner, {name: value})
+
+    def is_answer(name, module):
+        if name.rsplit(".", 1)[-1].endswith("_ref"):
+            return True
+        try:
+            file = vars(module).get("__file__")
+        except TypeError:
+            return False
+        return type(file) is str and os.path.basename(file).endswith("_ref.py")
+
+    def hide_answers():
+        if "__main__" in hidden:
+            return
+        main = sys.modules.get("__main__")
+        for name, module in list(sys.modules.items()):
+            if module is not None and name != "__main__" and is_answer(name, module):
+                hidden[name] = sys.modules.pop(name)
+        hidden["__main__"] = main
+        decoy = types.ModuleType("__main__")
+        decoy.__file__ = script
+        sys.modules["__main__"] = decoy
+        if main is None:
+            return
+        members = {k: v for k, v in dict(vars(main)).items() if "__" not in k}
+        script_state.append((script_name, main, members))
+        for value in members.values():
+            if isinstance(value, type) and issubclass(value, unittest.TestCase):
+                kept = {k: v for k, v in dict(vars(value)).items() if behaviour(v)}
+                script_state.append((f"{script_name}'s {value.__qualname__}", value, kept))
+
+    def restore_answers():
+        for name, module in hidden.items():
+            sys.modules[name] = module
+
+    def script_changed():
+        found = []
+        for label, owner, kept in script_state:
+            now = vars(owner)
+            for key, value in kept.items():
+                if now.get(key, script_changed) is not value:
+                    found.append(f"changed {label}.{key}")
+        return found[:10]
+
+    def hide_answers_while_tests_run():
+        suite_run = unittest.suite.TestSuite.run
+
+        def run(self, result, debug=False):
+            if "__main__" not in hidden:
+                watch_the_block()
+            hide_answers()
+            return suite_run(self, result, debug)
+
+        unittest.suite.TestSuite.run = run
+
+    # --- what the block changes in place ------------------------------------------------
+    # A test often computes its expected value after calling the code under test, from the
+    # same arrays (the caller's `x`, the instance's `self.w_o`): a block that zeroes them in
+    # place makes the expected value agree with a wrong answer. Each function of the paper
+    # that holds the block is wrapped as the first suite starts: at every call, the arrays
+    # and tensors it can reach (its arguments, their attributes and items, a module's
+    # parameters and buffers, its module's globals) are fingerprinted before and after,
+    # and what changed is reported by role (`x`, `self.w_o`). The runner compares with what
+    # the reference block changes (its own run of the reference) and, where the
+    # completion changed more, grades it again with those roles put back after each call
+    # (`protect`): the tests read what they gave, whatever the block wrote.
+    mutated = set()
+    protect = set(cfg.get("protect") or ())
+    big = 1 << 25  # bytes of an array hashed whole; a larger one is sampled
+
+    def is_array(value):
+        np = sys.modules.get("numpy")
+        torch = sys.modules.get("torch")
+        if np is not None and isinstance(value, np.ndarray):
+            return True
+        return torch is not None and isinstance(value, torch.Tensor)
+
+    def reachable(role, value, depth, seen, out):
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        if is_array(value):
+            out.append((role, value))
+            return
+        if depth >= 2 or isinstance(value, type):
+            return
+        kind = type(value)
+        torch = sys.modules.get("torch")
+        if kind in (list, tuple):
+            for i, item in enumerate(value[:64]):
+                reachable(f"{role}[{i}]", item, depth + 1, seen, out)
+        elif kind is dict:
+            for key, item in list(value.items())[:256]:
+                if type(key) in (str, int):
+                    reachable(f"{role}[{key!r}]", item, depth + 1, seen, out)
+        elif torch is not None and isinstance(value, torch.nn.Module):
+            for name, tensor in list(value.named_parameters()) + list(value.named_buffers()):
+                reachable(f"{role}.{name}", tensor, depth + 1, seen, out)
+        else:
+            try:
+                members = object.__getattribute__(value, "__dict__")
+            except Exception:
+                return
+            if type(members) is dict:
+                for key, item in list(members.items())[:256]:
+                    if type(key) is str:
+                        reachable(f"{role}.{key}", item, depth + 1, seen, out)
+
+    def roles(code, module, args, kwargs):
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        out, seen = [], set()
+        for i, value in enumerate(args):
+            reachable(names[i] if i < len(names) else f"*{i}", value, 0, seen, out)
+        for key, value in kwargs.items():
+            reachable(str(key), value, 0, seen, out)
+        try:
+            members = list(vars(module).items()) if module is not None else []
+        except TypeError:
+            members = []
+        for key, value in members:
+            if type(key) is str and "__" not in key and is_array(value):
+                reachable(f"global {key}", value, 1, seen, out)
+        return out
+
+    def raw_bytes(value):
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(value, np.ndarray):
+            if value.dtype.hasobject:
+                return None
+            flat = np.ascontiguousarray(value).reshape(-1)
+            if flat.nbytes > big:
+                flat = flat[:: flat.nbytes // big + 1]
+            return flat.view(np.uint8).tobytes()
+        tensor = value.detach()
+        if tensor.is_sparse or tensor.device.type == "meta":
+            return None
+        flat = tensor.cpu().contiguous().reshape(-1)
+        if flat.numel() * flat.element_size() > big:
+            flat = flat[:: flat.numel() * flat.element_size() // big + 1].contiguous()
+        import torch
+
+        return flat.view(torch.uint8).numpy().tobytes()
+
+    def fingerprint(value):
+        import hashlib
+
+        try:
+            raw = raw_bytes(value)
+        except Exception:
+            return None
+        if raw is None:
+            return None
+        return (tuple(value.shape), str(value.dtype), hashlib.blake2b(raw).digest())
+
+    def saved(value):
+        try:
+            return value.copy() if not hasattr(value, "detach") else value.detach().clone()
+        except Exception:
+            return None
+
+    def put_back(value, copy):
+        try:
+            if hasattr(value, "detach"):
+                import torch
+
+                with torch.no_grad():
+                    value.copy_(copy)
+            else:
+                value[...] = copy
+        except Exception:
+            pass
+
+    def watched(original, module):
+        code = original.__code__
+
+        def call(*args, **kwargs):
+            try:
+                found = roles(code, module, args, kwargs)
+                prints = [(role, value, fingerprint(value)) for role, value in found]
+                keep = [(v, saved(v)) for role, v in found if role in protect]
+            except Exception:
+                prints, keep = [], []
+            try:
+                return original(*args, **kwargs)
+            finally:
+                for role, value, before in prints:
+                    if before is not None and fingerprint(value) != before:
+                        mutated.add(role)
+                for value, copy in keep:
+                    if copy is not None:
+                        put_back(value, copy)
+
+        for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
+            try:  # noqa: SIM105
+                setattr(call, attribute, getattr(original, attribute))
+            except Exception:
+                pass
+        return call
+
+    def holds_block(function):
+        code = getattr(function, "__code__", None)
+        if code is None or type(code.co_filename) is not str or target is None:
+            return False
+        if realpath(code.co_filename) != target:
+            return False
+        todo = [code]
+        while todo:
+            c = todo.pop()
+            if any(first <= line <= last for _, _, line in c.co_lines() if line):
+                return True
+            todo += [k for k in c.co_consts if type(k) is type(code)]
+        return False
+
+    def watch_the_block():
+        if target is None:
+            return
+        module = None
+        for candidate in list(sys.modules.values()):
+            file = getattr(candidate, "__file__", None) if candidate is not None else None
+            if type(file) is str and realpath(file) == target:
+                module = candidate
+        if module is None:
+            return
+        replaced = {}
+        owners = [module] + [v for v in list(vars(module).values()) if isinstance(v, type)]
+        for owner in owners:
+            for key, value in list(vars(owner).items()):
+                kind = type(value)
+                inner = value.__func__ if kind in (staticmethod, classmethod) else value
+                if type(inner) is not FunctionType or not holds_block(inner):
+                    continue
+                new = watched(inner, module)
+                replaced[id(inner)] = new
+                try:  # noqa: SIM105
+                    setattr(owner, key, kind(new) if kind in (staticmethod, classmethod) else new)
+                except Exception:
+                    pass
+        main = sys.modules.get("__main__")
+        if main is not None and replaced:  # `from model import f` in the script
+            for key, value in list(vars(main).items()):
+                if id(value) in replaced:
+                    setattr(main, key, replaced[id(value)])
+
+    # --- what a comparison is given -------------------------------------------------------
+    # An array subclass decides its own comparisons: numpy's assert functions skip the
+    # entries of a masked array (`np.ma.masked_all(shape)` passes assert_allclose against
+    # anything), and `assertFalse` of a masked scalar passes. Every comparison the tests
+    # reach (unittest's assert methods, numpy's and torch's comparisons and assert
+    # functions) is wrapped, before the snapshot holds it, to fail on any array or tensor
+    # that is not a plain one (a torch Parameter is plain), anywhere in its arguments.
+    def refuse_array_subclasses():
+        np = sys.modules.get("numpy")
+        torch = sys.modules.get("torch")
+        ndarray = getattr(np, "ndarray", None) if np is not None else None
+        tensor = getattr(torch, "Tensor", None) if torch is not None else None
+        plain_tensors = set()
+        if tensor is not None:
+            plain_tensors.add(tensor)
+            parameters = sys.modules.get("torch.nn.parameter")
+            for name in ("Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"):
+                kind = getattr(parameters, name, None) if parameters is not None else None
+                if isinstance(kind, type):
+                    plain_tensors.add(kind)
+        containers = (list, tuple)
+
+        def odd(value, depth):
+            kind = type(value)
+            if ndarray is not None and kind is not ndarray and isinstance(value, ndarray):
+                return kind
+            if tensor is not None and kind not in plain_tensors and isinstance(value, tensor):
+                return kind
+            if depth < 4:
+                if kind in containers:
+                    items = value
+                elif kind is dict:
+                    items = list(value.values())
+                else:
+                    return None
+                for item in items[:10000]:
+                    found = odd(item, depth + 1)
+                    if found is not None:
+                        return found
+            return None
+
+        def guarded(original, failure):
+            def comparison(*args, **kwargs):
+                for value in (*args, *kwargs.values()):
+                    found = odd(value, 0)
+                    if found is not None:
+                        name = getattr(found, "__qualname__", "?")
+                        raise failure(
+                            f"labcoat: a comparison was given a {name}, not a plain array "
+                            "(an array subclass decides its own comparisons)"
+                        )
+                return original(*args, **kwargs)
+
+            comparison.__name__ = getattr(original, "__name__", "comparison")
+            comparison.__qualname__ = getattr(original, "__qualname__", "comparison")
+            comparison.__doc__ = getattr(original, "__doc__", None)
+            return comparison
+
+        case = unittest.TestCase
+        for name, value in list(vars(case).items()):
+            skip = name.startswith(("assertRaises", "assertWarns", "assertLogs", "assertNoLogs"))
+            if name.startswith("assert") and type(value) is FunctionType and not skip:
+                setattr(case, name, guarded(value, AssertionError))
+        wrapped = {}
+        testing = sys.modules.get("numpy.testing")
+        asserts = tuple(n for n in dir(testing) if n.startswith("assert_")) if testing else ()
+        for module_name, names in (
+            ("numpy", ("allclose", "isclose", "array_equal", "array_equiv")),
+            ("numpy.testing", asserts),
+            ("torch", ("allclose", "isclose", "equal")),
+            ("torch.testing", ("assert_close", "assert_allclose")),
+        ):
+            module = sys.modules.get(module_name)
+            if module is None:
+                continue
+            for name in names:
+                original = getattr(module, name, None)
+                if original is None or not callable(original):
+                    continue
+                if id(original) not in wrapped:
+                    wrapped[id(original)] = guarded(original, AssertionError)
+                setattr(module, name, wrapped[id(original)])
+
     imported_names, imported_packages = script_imports()
+    refuse_array_subclasses()
+    hide_answers_while_tests_run()
     scope_of_outcomes = {"builtins", "unittest", *imported_packages}
     before = snapshot()
     held_names = {(label, k): v for label, _, kept, _ in before for k, v in kept.items()}
@@ -712,7 +933,7 @@ def _labcoat_run(cfg, fresh_modules):
 
     def rebound():
         """Names the script imported that are not what their module held before it ran."""
-        main = sys.modules.get("__main__")
+        main = hidden.get("__main__") or sys.modules.get("__main__")
         found = []
         for module, name, bound in imported_names:
             original = held_names.get((module, name), rebound)
@@ -776,11 +997,12 @@ def _labcoat_run(cfg, fresh_modules):
         atexit._run_exitfuncs()
     except BaseException:
         pass
+    restore_answers()
 
     # --- what the completion may have tampered with -------------------------------------
 
     def tampered():
-        found = changed(None) + rebound() + rewritten()
+        found = changed(None) + rebound() + rewritten() + script_changed()
         if target is None:
             return found
 
@@ -851,7 +1073,8 @@ def _labcoat_run(cfg, fresh_modules):
         flag(text)
 
     def finish():
-        sys.audit("labcoat.report", {"exit_code": exit_code, "escaped": escaped})
+        done = {"exit_code": exit_code, "escaped": escaped, "mutated": sorted(mutated)}
+        sys.audit("labcoat.report", done)
 
     finish_codes.add(finish.__code__)
     finish()
