@@ -12,6 +12,7 @@ hides the next place that opens).
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -28,12 +29,15 @@ from labcoat.families.rebench._state import SampleState
 from labcoat.grading import grader_session
 from labcoat.sandbox import AGENT_HOME, BwrapConfig, BwrapSession, give_to_agent, isolation
 from labcoat.sandbox._writable import (
+    DEVICES,
+    KERNEL,
     NESTED_GRANTED,
     SandboxKind,
     absent,
     declared_places,
     undeclared,
 )
+from labcoat.suites import SUITES_DIR
 
 PROBE = (Path(__file__).parent / "writable_probe.py").read_text()
 SCRATCH = "/tmp/labcoat-grade"
@@ -162,3 +166,49 @@ async def test_every_writable_place_is_declared(
         )
         report["declared owned, not there"] = absent(declared.owned, found["owned"])
     assert not any(report.values()), json.dumps({mode: report}, indent=1)
+
+
+GRADERS_THAT_SCRUB = [
+    SUITES_DIR / "mini" / "researchgym" / "class-incremental" / "grading" / "grade.py",
+    SUITES_DIR / "gpu" / "researchgym" / "noisy-labels" / "grading" / "grade.py",
+]
+
+
+def _function_source(path: Path, name: str) -> str:
+    tree = ast.parse(path.read_text())
+    [node] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    return ast.get_source_segment(path.read_text(), node) or ""
+
+
+@pytest.mark.parametrize("grader", GRADERS_THAT_SCRUB, ids=lambda p: p.parts[-3])
+async def test_the_graders_scrubs_reach_every_declared_place(
+    grader: Path, sandbox_mode: str, host_dirs: Path
+) -> None:
+    """A bundled grader that runs agent code more than once removes what the agent user
+    left between runs on the mounts `_writable_roots` finds: every place the agent user
+    can keep a file in a grader's sandbox (the declared lists) must lie under one of them
+    (one user: the nested sandbox writes only the folders the grader grants, which it
+    removes whole)."""
+    if sandbox_mode == "one-user":
+        pytest.skip("one user: agent code writes only the grader's own folders, removed whole")
+    code = "\n".join(
+        [
+            "import json, os",
+            "from pathlib import Path",
+            _function_source(grader, "_writable_roots"),
+            "print(json.dumps([str(p) for p in _writable_roots()]))",
+        ]
+    )
+    async with sandbox_of(SandboxKind.GRADER, host_dirs) as (session, _):
+        user = "root" if "root" in session.users else None
+        result = await session.exec(["python3", "-c", code], user=user, timeout=120)
+    assert result.returncode == 0, result.stderr
+    roots = [f"{root.rstrip('/')}/**" for root in json.loads(result.stdout)]
+    mode = str(isolation())
+    places = [
+        place
+        for kind in (SandboxKind.GRADER, SandboxKind.NESTED)
+        for place in declared_places(kind, mode, network=False).writable
+        if place not in DEVICES + KERNEL  # they hold no file to leave
+    ]
+    assert places and not undeclared(places, roots), (roots, undeclared(places, roots))
