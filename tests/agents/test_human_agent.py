@@ -14,6 +14,7 @@ from inspect_ai.log import EvalSample, read_eval_log
 
 from labcoat.agents.human._record import RECORDING_KEY, SUMMARY_KEY
 from labcoat.families._score import normalized_of
+from labcoat.integrity import run_flags
 from tests.human_typist import LABCOAT, Typist
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="bwrap sandboxes are Linux's")
@@ -100,6 +101,7 @@ def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: P
         e for e in sample.events if e.event == "info" and (e.data or {}).get("human") == "note"
     ]
     assert notes and "best width" in notes[0].data["text"]
+    assert run_flags(sample) == []  # an honest session: detach, pause, score, submit
 
 
 def _default_signals() -> None:
@@ -176,3 +178,4 @@ def test_one_command_at_a_terminal_gives_the_oracles_score(tmp_path: Path) -> No
     sample = only_sample(tmp_path / "logs")
     assert normalized_of(sample.scores["rebench_scorer"]) >= 0.9
     assert any("cat > solution/prefix_sum.py" in cmd for cmd, _ in bash_calls(sample))
+    assert run_flags(sample) == []  # a pasted heredoc, a job, a timed score: no flag
