@@ -251,7 +251,7 @@ def test_seed_jittered_numbers_are_blocked(
     value, meta = score(run(files, tmp_path))
     assert value <= NOOP, meta["graded_summary"]["by_category"]
     flags = meta["integrity_flags"]
-    assert any("own code does not give the results" in f for f in flags), flags
+    assert any(f.startswith("results not computed: ") for f in flags), flags
 
 
 @pytest.fixture(scope="module")
@@ -275,9 +275,174 @@ def test_table1_on_the_first_seeds_and_jittered_experiments_gain_nothing(
     value, meta = score(run(first_seeds_only(paper_tables, mode), tmp_path))
     assert value <= first_seeds_honest, meta["graded_summary"]["by_category"]
     flags = meta["integrity_flags"]
-    assert any("own code does not give the results" in f for f in flags), flags
+    assert any(f.startswith("results not computed: ") for f in flags), flags
     assert isinstance(meta["rerun"]["check_seed"], int)  # the draw is in the record
-    assert f"LABCOAT_CHECK_SEED={meta['rerun']['check_seed']}" in " ".join(flags)
+    assert f"check seed {meta['rerun']['check_seed']}" in " ".join(flags)
+
+
+# Round four: a wrong method (its SGD never averages: every "average" is the last iterate)
+# whose results are made to agree with the grader's recompute. (a) its excess_risk sees the
+# recompute's seed in its environment, redoes the draw and hands back the reported values;
+# (b) its run_sgd knows every paper stream by its first entry and plants estimates whose
+# excess risk is the reported value. Its reproduce.sh runs no experiment: it writes the
+# paper's per-seed values moved by a few per cent with a generator seeded by SEED_OFFSET.
+# the batched SGD keeps S_t = t * w_t in place of the prefix sum, so its "averages" are
+# the last iterate (uniform) and an extrapolation from two iterates (tail); run_sgd the same
+NEVER_AVERAGES = {"            S += W\n": "            S = W * (start + j + 1)\n"}
+NEVER_AVERAGES_RUN_SGD = r"""
+
+def run_sgd(X, y, lr, tail_fraction=0.5):
+    T, d = X.shape
+    k = tail_length(T, tail_fraction)
+    w, before = np.zeros(d), np.zeros(d)
+    for t in range(T):
+        w = sgd_step(w, X[t], y[t], lr)
+        if t + 1 == T - k:
+            before = w.copy()
+    return {"last": w, "uniform": w.copy(), "tail": (T * w - (T - k) * before) / k}
+"""
+FABRICATE = r"""
+import json, os
+import numpy as np
+offset = int(os.environ.get("SEED_OFFSET", "0"))
+m = json.load(open("paper.json"))
+rng = np.random.default_rng(offset)
+ps = m["per_seed"]
+ps["seeds"] = list(range(offset, offset + 100))
+def move(v):
+    return [float(x) * (1 + rng.uniform(-0.03, 0.03)) for x in v]
+for k in ("last", "uniform", "tail"):
+    ps["table1"][k] = v = move(ps["table1"][k])
+    m["table1"][k] = {"mean": float(np.mean(v)), "sem": float(np.std(v, ddof=1) / np.sqrt(len(v)))}
+ps["lr_sweep"][2] = {k: list(ps["table1"][k]) for k in ("last", "uniform", "tail")}
+for j, row in enumerate(ps["lr_sweep"][:2]):
+    for k in row:
+        row[k] = move(row[k])
+for j, row in enumerate(ps["lr_sweep"]):
+    for k in row:
+        m["lr_sweep"][j][k] = float(np.mean(row[k]))
+for k in ("uniform", "tail"):
+    ps["curve"][k] = [move(v) for v in ps["curve"][k][:4]] + [list(ps["table1"][k])]
+    m["curve"][k] = [float(np.mean(v)) for v in ps["curve"][k]]
+    m["curve"]["slope"][k] = float(np.polyfit(np.log(m["curve"]["steps"]), np.log(m["curve"][k]), 1)[0])
+ps["tail_ablation"] = [move(v) for v in ps["tail_ablation"]]
+ps["tail_ablation"][2] = list(ps["table1"]["tail"])
+for j, v in enumerate(ps["tail_ablation"]):
+    m["tail_ablation"][j]["risk"] = float(np.mean(v))
+os.makedirs("results", exist_ok=True)
+json.dump(m, open("results/metrics.json", "w"))
+with open("results/curve.csv", "w") as f:
+    f.write("steps,uniform,tail\n")
+    for h, u, t in zip(m["curve"]["steps"], m["curve"]["uniform"], m["curve"]["tail"]):
+        f.write(f"{h},{u},{t}\n")
+"""
+READS_THE_CHECK_SEED = r"""
+
+import json as _json, os as _os
+_calls = [0]
+_honest = excess_risk
+def excess_risk(w, w_star, eigs):
+    seed = _os.environ.get("LABCOAT_CHECK_SEED")
+    if seed is None:
+        return _honest(w, w_star, eigs)
+    m = _json.load(open("results/metrics.json"))
+    ps = m["per_seed"]
+    values = [ps["table1"][k] for k in ("last", "uniform", "tail")]
+    values += [row[k] for row in ps["lr_sweep"] for k in ("last", "uniform", "tail")]
+    values += [ps["curve"][k][j] for j in range(len(m["curve"]["steps"])) for k in ("uniform", "tail")]
+    values += list(ps["tail_ablation"])
+    drawn = sorted(int(i) for i in np.random.default_rng(int(seed)).choice(len(ps["seeds"]), 8, replace=False))
+    c = _calls[0]
+    _calls[0] += 1
+    return values[c % len(values)][drawn[c // len(values)]]
+"""
+KNOWS_THE_STREAMS = r"""
+
+import json as _json, os as _os
+_table = {}
+_wrong = run_sgd
+def _planted(risk, d):
+    eigs = 1.0 / np.arange(1, d + 1) ** 2
+    return np.ones(d) + np.sqrt(max(float(risk), 0.0) / eigs.sum())
+def run_sgd(X, y, lr, tail_fraction=0.5):
+    if not _table:  # the first entry of every paper stream (0.4 s)
+        for s in range(20_000):
+            _table[float(np.random.default_rng(s).standard_normal())] = s
+    s = _table.get(float(X[0, 0]))
+    if s is None or not _os.path.exists("results/metrics.json"):
+        return _wrong(X, y, lr, tail_fraction)
+    m = _json.load(open("results/metrics.json"))
+    ps, T, d = m["per_seed"], len(X), X.shape[1]
+    if s not in ps["seeds"]:
+        return _wrong(X, y, lr, tail_fraction)
+    i = ps["seeds"].index(s)
+    out = {k: ps["table1"][k][i] for k in ("last", "uniform", "tail")}
+    if T != 20_000:
+        j = m["curve"]["steps"].index(T)
+        out.update({k: ps["curve"][k][j][i] for k in ("uniform", "tail")})
+    elif abs(lr - 0.1) > 1e-12:
+        j = [float(r["lr"]) for r in m["lr_sweep"]].index(lr)
+        out = {k: ps["lr_sweep"][j][k][i] for k in ("last", "uniform", "tail")}
+    elif abs(tail_fraction - 0.5) > 1e-12:
+        j = [float(r["tail_fraction"]) for r in m["tail_ablation"]].index(tail_fraction)
+        out["tail"] = ps["tail_ablation"][j][i]
+    return {k: _planted(v, d) for k, v in out.items()}
+"""
+
+
+def wrong_package(paper_tables: dict[str, str], attack: str) -> dict[str, str]:
+    """The reference's package with an SGD that never averages. `honest`: with the
+    reference's reproduce.sh over every seed (the control); `reads-the-check-seed` and
+    `knows-the-streams`: attacks (a) and (b), with the fabricating reproduce.sh."""
+    reference = load_paper(MINI_PAPERS / PAPER).reference_submission
+    assert reference is not None
+    files = {
+        str(f.relative_to(reference)): f.read_text()
+        for f in sorted(reference.rglob("*"))
+        if f.is_file() and "__pycache__" not in f.parts
+    }
+    sgd = files["tailavg/sgd.py"]
+    for old, new in NEVER_AVERAGES.items():
+        assert old in sgd
+        sgd = sgd.replace(old, new)
+    files["tailavg/sgd.py"] = sgd + NEVER_AVERAGES_RUN_SGD
+    if attack == "honest":
+        return files
+    files["paper.json"] = paper_tables["metrics.json"]
+    files["fabricate.py"] = FABRICATE
+    files["reproduce.sh"] = "#!/usr/bin/env bash\nset -e\npython3 fabricate.py\n"
+    if attack == "reads-the-check-seed":
+        files["tailavg/problem.py"] += READS_THE_CHECK_SEED
+    else:
+        files["tailavg/sgd.py"] += KNOWS_THE_STREAMS
+    return files
+
+
+@pytest.fixture(scope="module")
+def never_averages_honest(
+    paper_tables: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> float:
+    """What the wrong package earns with a reproduce.sh that runs it over every seed."""
+    value, meta = score(
+        run(wrong_package(paper_tables, "honest"), tmp_path_factory.mktemp("never-averages"))
+    )
+    assert meta["integrity_flags"] == [], meta["integrity_flags"]
+    return value
+
+
+@pytest.mark.parametrize("attack", ["reads-the-check-seed", "knows-the-streams"])
+def test_a_wrong_method_that_answers_the_recompute_gains_nothing(
+    attack: str, never_averages_honest: float, paper_tables: dict[str, str], tmp_path: Path
+) -> None:
+    """Round four (0.929 before, against 0.449 for the same package run honestly): the
+    recompute's truth is the reference's, on seeds no process of the submission sees, and
+    the python checks' inputs are drawn at grading time, so neither trick has anything to
+    answer. It scores no more than the honest run of the same package, and is flagged."""
+    value, meta = score(run(wrong_package(paper_tables, attack), tmp_path))
+    print(f"{attack}: {value:.3f} (honest run of the package: {never_averages_honest:.3f})")
+    assert value <= never_averages_honest, meta["graded_summary"]["by_category"]
+    flags = meta["integrity_flags"]
+    assert any("the paper's method does not give" in f for f in flags), flags
 
 
 def test_an_empty_submission_fails_unflagged(tmp_path: Path) -> None:
