@@ -48,6 +48,7 @@ TESTS=(
     "tests/integrity/test_cheat_corpus.py::test_cheat[secret-read-root]"
     tests/paperbench/test_reproduce.py::test_the_run_is_the_agent_users
     tests/paperbench/test_reproduce.py::test_a_reproduction_finds_none_of_the_graders_files
+    tests/paperbench/test_integrity.py::test_a_wrong_method_that_answers_the_recompute_gains_nothing
     tests/rebench/test_standard_runs.py::test_protected_scoring_as_metr_s_games_family
     tests/rebench/test_standard_runs.py::test_a_protected_file_the_agent_replaces_is_put_back_before_scoring
     tests/agents/test_human_integrity.py::test_no_work_goes_on_while_the_clock_is_paused
