@@ -460,7 +460,10 @@ async def judge_rerun(
     runner = host_command_runner(
         {"submission": repo, "executed": repo, "rerun": again}, env=HOST_ENV
     )
-    result = await CheckJudge(runner=runner, sidecar=sidecar).judge(inp)
+    reference = tmp_path / "reference"  # the recompute's own code is the whole reference
+    reference.mkdir(exist_ok=True)
+    judge = CheckJudge(runner=runner, sidecar=sidecar, reference=reference)
+    result = await judge.judge(inp)
     return result.tree.at(RA).score, result.flags
 
 
@@ -479,51 +482,57 @@ async def test_results_that_do_not_change_with_the_seed_count_for_nothing(
     assert (await judge_rerun(tmp_path, repo, spec, 0.5))[0] == 0.0  # changed, but wrong
 
 
+# The reference's value of loss.tail in each run: 0.21 in the first, 0.19 with SEED=7. The
+# code runs on the reference only; it reads the claimed file as text and the run's variables.
 RECOMPUTE = """
-import json, os
-assert os.environ["SEED"] == "7"  # the re-run's variables are set
-tail = json.load(open("results/metrics.json"))["loss"]["tail"]
-assert abs(tail - 0.19) < 1e-9, f"reported {tail}, the code gives 0.19"
+import json
+reported = json.loads(files["results/metrics.json"])["loss"]["tail"]
+truth = {"": 0.21, "7": 0.19}[env.get("SEED", "")]
+result = {"loss.tail": [[None, reported, truth]]}
 """
 
 
-async def test_results_the_submissions_code_does_not_give_count_for_nothing(
+async def test_results_the_reference_does_not_give_count_for_nothing(
     tmp_path: Path, repo: Path
 ) -> None:
-    """Numbers that change with the seed pass `must_change`; `recompute` ties them to code."""
+    """Numbers that change with the seed pass `must_change`; `recompute` holds them to the
+    reference's values, in both reproductions."""
     spec = {
         "env": {"SEED": "7"},
         "must_change": MUST_CHANGE,
-        "recompute": [{"code": RECOMPUTE, "note": "the tail loss"}],
+        "recompute": [{"code": RECOMPUTE, "files": ["results/metrics.json"], "note": "tail"}],
     }
-    assert await judge_rerun(tmp_path, repo, spec, 0.19) == (1.0, ())  # what the code gives
+    assert await judge_rerun(tmp_path, repo, spec, 0.19) == (1.0, ())  # the reference's
     score, flags = await judge_rerun(tmp_path, repo, spec, 0.195)  # moved, in tolerance
     assert score == 0.0
-    assert any("own code does not give the results" in f and "0.19" in f for f in flags), flags
+    assert any(
+        "the paper's method does not give" in f and "reported 0.195" in f and "gives 0.19 " in f
+        for f in flags
+    ), flags
 
 
 DRAWN_BY_THE_HARNESS = """
-import os
-seed = os.environ["LABCOAT_CHECK_SEED"]
-assert seed.isdigit(), seed
-assert int(seed) % 2 == 0, f"odd draw {seed}"  # the draw decides what the check does
+assert isinstance(check_seed, int), check_seed
+assert check_seed % 2 == 0, f"odd draw {check_seed}"  # the draw decides what the check does
+assert run in (0, 1) and rng.integers(10) >= 0  # one generator per reproduction, from the draw
+result = {}
 """
 
 
 async def test_recompute_checks_get_the_graders_draw(tmp_path: Path, repo: Path) -> None:
-    """`LABCOAT_CHECK_SEED` is the harness's draw (made after both runs) when it gives one,
-    else the judge's own; a failure names it, so the grading can be replayed."""
+    """The reference's process gets the harness's draw (made after both runs) when it gives
+    one, else the judge's own; a failure names it, so the grading can be replayed."""
     spec = {
         "env": {"SEED": "7"},
         "must_change": MUST_CHANGE,
-        "recompute": [{"code": DRAWN_BY_THE_HARNESS}],
+        "recompute": [{"code": DRAWN_BY_THE_HARNESS, "files": ["results/metrics.json"]}],
     }
     assert await judge_rerun(tmp_path, repo, spec, 0.19, check_seed=42) == (1.0, ())
     score, flags = await judge_rerun(tmp_path, repo, spec, 0.19, check_seed=43)
     assert score == 0.0
-    assert any("SEED=7 LABCOAT_CHECK_SEED=43" in f and "odd draw 43" in f for f in flags), flags
+    assert any("check seed 43" in f and "odd draw 43" in f for f in flags), flags
     # without the harness's draw the judge draws its own, afresh each time
-    spec["recompute"] = [{"code": "import os\nassert False, os.environ['LABCOAT_CHECK_SEED']"}]
+    spec["recompute"] = [{"code": "assert False, check_seed", "files": ["results/metrics.json"]}]
     draws = {(await judge_rerun(tmp_path, repo, spec, 0.19))[1] for _ in range(3)}
     assert len(draws) == 3, draws
 
@@ -535,7 +544,7 @@ def test_recompute_checks_must_compile() -> None:
         "rerun": {
             "env": {"SEED": "7"},
             "must_change": [{"file": "r.json", "key": "a"}],
-            "recompute": [{"code": "def (:\n"}],
+            "recompute": [{"code": "def (:\n", "files": ["r.json"]}],
         },
         "checks": [],
     }
