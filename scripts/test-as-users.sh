@@ -53,6 +53,7 @@ TESTS=(
     tests/rebench/test_standard_runs.py::test_a_protected_file_the_agent_replaces_is_put_back_before_scoring
     tests/agents/test_human_integrity.py::test_no_work_goes_on_while_the_clock_is_paused
     tests/sandbox/test_writable_places.py tests/researchgym/test_replay_outside_the_state.py
+    tests/researchcodebench/test_cheats.py tests/researchcodebench/test_cheats_at_run_time.py
 )
 
 prepare() {  # USER WITH_RANGE

@@ -74,8 +74,10 @@ def test_the_honest_answer_passes(runs: dict[str, Run]) -> None:
         "__main__.TestProbe.test_matches_reference",
         "__main__.TestProbe.test_value",
     ]
-    layer = runs["honest-layer"]
-    assert layer.passed and not layer.runtime_flags and not layer.put_back, layer.stderr
+    for name in ("honest-layer", "honest-in-place"):
+        run = runs[name]
+        assert run.passed and not run.runtime_flags and not run.put_back, run.stderr
+    assert runs["honest-in-place"].report["mutated"] == ["w"]  # as the reference does
 
 
 @pytest.mark.parametrize("name", [n for n in CHEATS if n not in HONEST and n not in STATIC_ONLY])
