@@ -112,3 +112,23 @@ def test_only_the_completions_lines_are_screened() -> None:
     assert screen_completion(filled, 5, 5)  # its own line reaches os.getpid
     assert screen_completion(filled, 4, 4) == []  # `import os` is the paper's own
     assert screen_completion("import ctypes\nx = 1\n", 2, 2) == []
+
+
+def test_what_a_completion_reaches_is_an_allowlist() -> None:
+    """Names and modules the paper's file does not give are refused, whatever they are
+    (round four: `logging.sys.modules[...]` named nothing on the lists of past cheats)."""
+    head = "import numpy as np\nimport logging\n\n\ndef f(x, scale):\n"
+    # the file's own imports, the function's arguments, its own locals, plain builtins
+    ok = head + "    y = np.asarray(x) * scale\n    return logging.getLogger('a'), len(y)\n"
+    assert screen_completion(ok, 6, 7) == []
+    refused = {
+        "    import logging\n": "imports logging, which the paper's file does not",
+        "    import json\n": "imports json, which the paper's file does not",
+        "    return np.ma.masked_all(x) + helper(x)\n": "uses helper, which neither",
+        "    return input()\n": "uses input, which neither",
+    }
+    for line, why in refused.items():
+        filled = "import numpy as np\n\n\ndef f(x):\n" + line
+        assert any(why in r for r in screen_completion(filled, 5, 5)), (line, why)
+    # math needs no import in the paper's file
+    assert screen_completion("def f(x):\n    import math\n    return math.sqrt(x)\n", 2, 3) == []

@@ -28,6 +28,17 @@ the code under test controls, but from a report on a pipe to the runner:
   and unittest's functions, the test methods and the decision modules' functions are
   checked for bytecode changed in place (a numpy view of a code object's address).
 
+- What the tests compare and compute their expected values from is the tests' own (round
+  four): comparisons (unittest's assert methods, numpy's and torch's) fail on array
+  subclasses (a masked array agrees with anything); the reference modules and the
+  script's module are out of `sys.modules` while the tests run, and the script's globals
+  and test methods are held by identity; the block's functions report what they change in
+  place, by role, and put back what the runner names (`protect`: what the reference
+  block does not change) after every call.
+
+The memory and `/proc` rules are `labcoat/grading/_audit_guard.py`'s, whose text is put
+ahead of this one (PaperBench's `python` checks use the same source).
+
 The runner passes a run only with a report carrying the nonce, at least one test run,
 no failure or error, and no flag; a process that ends early (`os._exit`) has no report.
 The report lists each test's outcomes, which labcoat checks against the tests it reads
