@@ -114,6 +114,7 @@ def test_a_command_hidden_by_the_shell_and_the_screen_is_in_the_log_and_flagged(
     flags = run_flags(sample)
     assert any("recording lost output" in f for f in flags), flags
     assert any("prompt hooks" in f for f in flags), flags
+    assert any("shell was replaced (exec) by `bash --norc -i`" in f for f in flags), flags
     assert normalized_of(sample.scores["rebench_scorer"]) == pytest.approx(1.0, abs=1e-3)
 
 

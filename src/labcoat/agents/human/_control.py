@@ -190,6 +190,11 @@ class HumanControl:
             data = base64.b64decode(str(message.get("data", "")))
             self.record.stream("i", data.decode(errors="replace"))
             self.commands.typed(data, str(message.get("to", "unknown")), time.time())
+            if message.get("shell_replaced_by"):
+                self._flag(
+                    "the session's shell was replaced (exec) by "
+                    f"`{str(message['shell_replaced_by'])[:200]}`: its prompt hooks are gone"
+                )
         elif op == "output":
             data = base64.b64decode(str(message.get("data", "")))
             self.record.stream("o", MARK.sub(b"", data).decode(errors="replace"))

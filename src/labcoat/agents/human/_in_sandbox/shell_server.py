@@ -89,6 +89,7 @@ class Shell:
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
+        self.server_argv = _cmdline("self")
         self.pid: int | None = None
         self.fd: int | None = None
         self.size = (24, 80)
@@ -121,6 +122,14 @@ class Shell:
                 return comm.read().strip() or "unknown"
         except OSError:
             return "unknown"
+
+    def replaced(self) -> str | None:
+        """The command line the shell `exec`ed into, when it is no longer the one started
+        (its prompt hooks went with it)."""
+        words = _cmdline(str(self.pid)) if self.pid is not None else None
+        if words is None or words == self.argv or words == self.server_argv:  # or not yet exec'd
+            return None
+        return " ".join(words)
 
     def reap(self) -> bool:
         """True when the shell has exited (and is gone)."""
@@ -178,6 +187,14 @@ class Paused:
             elif byte >= 0x20 and len(self.line) < 256:
                 self.line += char
                 _send(client, char)
+
+
+def _cmdline(pid: str) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return [a.decode(errors="replace") for a in file.read().rstrip(b"\0").split(b"\0")]
+    except OSError:
+        return None
 
 
 def _frames(buffer: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
@@ -267,7 +284,10 @@ def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
                         paused.type(payload, client, control)
                     elif kind == b"d" and shell.fd is not None:
                         to = shell.foreground()
-                        control.send({"op": "input", "data": _b64(payload), "to": to})
+                        message = {"op": "input", "data": _b64(payload), "to": to}
+                        if to == "shell" and (replaced := shell.replaced()):
+                            message["shell_replaced_by"] = replaced
+                        control.send(message)
                         os.write(shell.fd, payload)
         if shell.fd is not None and shell.fd in ready:
             try:
