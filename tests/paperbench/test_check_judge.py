@@ -360,6 +360,20 @@ assert os.read(maps, 4096)
 def f():
     return 2.0
 """
+# the right value, after opening /proc/self/mem through a path object (numpy reads it)
+# (ResearchCodeBench's cheat `proc-mem-via-pathlike`: the guard is one source)
+PATHLIKE_MEM = """
+import numpy as np
+class Where:
+    def __fspath__(self):
+        return "/proc/self/mem"
+try:
+    np.fromfile(Where(), dtype=np.uint8, count=8)
+except OSError:
+    pass
+def f():
+    return 2.0
+"""
 
 
 @pytest.mark.parametrize(
@@ -386,6 +400,7 @@ def f():
         # round four: /proc opened as a descriptor, then self/maps relative to it (the
         # guard is ResearchCodeBench's, one source: labcoat/grading/_audit_guard.py)
         (PROC_FD_MAPS, False, "opened /proc as a descriptor (reaches /proc unseen)"),
+        (PATHLIKE_MEM, False, "opened /proc/self/mem"),
         (
             "import sys\nf = lambda: 3.0\nsys.audit('labcoat.done')\n",
             False,
