@@ -203,3 +203,13 @@ def test_saved_state_is_charged_for_names(tmp_path: Path) -> None:
     assert charged == 1000 + (5 + 32) + (3 + 32) + (200 + 32)
     assert (snapshot / "sub" / ("n" * 200)).is_file()
     assert (snapshot / "a.bin").read_bytes() == b"x" * 1000
+
+
+def test_the_bundled_tasks_carry_one_agent_code() -> None:
+    """Each task folder carries its own copy of grading/agent_code.py (it stands alone),
+    and the copies are one source: a scrub or guard fixed in one is fixed in all."""
+    copies = {
+        task: (BUNDLED / task / "grading" / "agent_code.py").read_bytes()
+        for task in ("class-incremental", "ts-attribution")
+    }
+    assert len(set(copies.values())) == 1

@@ -127,6 +127,54 @@ def run(code: str, args: list[str], *, home: Path, log: Path, timeout: float,
         raise AgentCodeError(f"exit {result.returncode}: {tail}")
 
 
+PSEUDO_FILE_SYSTEMS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts")
+
+
+def writable_roots() -> list[Path]:
+    """Every mount of this sandbox that is writable (but the kernel's views), and the
+    folders the agent user may write as a rule: with no exceptions."""
+    roots = []
+    try:
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        mounts = []
+    for line in mounts:
+        fields = line.split()
+        point, options = fields[4], fields[5].split(",")
+        fstype = fields[fields.index("-") + 1] if "-" in fields else ""
+        if "rw" in options and fstype not in PSEUDO_FILE_SYSTEMS:
+            roots.append(Path(point.replace("\\040", " ")))
+    known = [Path(p) for p in ("/tmp", "/var/tmp", "/home/agent", "/dev/shm", "/dev/mqueue")]
+    return sorted({*roots, *(p for p in known if p.is_dir())})
+
+
+def scrub() -> None:
+    """Remove every file, folder, link, socket or queue the agent user owns wherever this
+    sandbox is writable, so that nothing one run of its code leaves reaches the next.
+    With one user nothing here can tell the agent's files from the grader's: there the
+    agent's code runs nested (`jail`), where it writes only what the grader hands it, and
+    the grader makes those afresh for every run."""
+    if not privileged():
+        return
+    for root in writable_roots():
+        for dirpath, dirnames, filenames in os.walk(root, topdown=True):
+            base = Path(dirpath)
+            for name in list(dirnames) + filenames:
+                path = base / name
+                if name in dirnames and os.path.ismount(path):
+                    dirnames.remove(name)  # another mount: walked on its own if writable
+                    continue
+                try:
+                    owned = path.lstat().st_uid == AGENT_UID
+                    if owned and path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path, ignore_errors=True)
+                        dirnames.remove(name)
+                    elif owned:
+                        path.unlink(missing_ok=True)
+                except OSError:
+                    continue
+
+
 def load_array(path: Path) -> np.ndarray:
     """An array the agent user wrote: no links (root would follow them), no pickles."""
     if path.is_symlink() or not path.is_file():

@@ -61,27 +61,6 @@ else:
 """
 
 
-def _writable_roots() -> list[Path]:
-    """Every writable mount of this sandbox where the agent user could leave files."""
-    roots = []
-    try:
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        mounts = []
-    for line in mounts:
-        fields = line.split()
-        point, options = fields[4], fields[5].split(",")
-        fstype = fields[fields.index("-") + 1] if "-" in fields else ""
-        # every writable mount, no exception by path (a folder skipped as "the harness's"
-        # was the agent's where the harness is the agent's uid); kernel interfaces hold
-        # no files to leave
-        if "rw" not in options or fstype in ("proc", "sysfs", "cgroup", "cgroup2", "devpts"):
-            continue
-        roots.append(Path(point.replace("\\040", " ")))
-    known = [Path("/tmp"), Path("/home/agent"), Path("/dev/shm")]
-    return sorted({*roots, *(p for p in known if p.is_dir())})
-
-
 def _scrub() -> None:
     """Delete every file the agent user left, wherever it could write (no hidden replay)."""
     if not agent_code.privileged():  # one user: only our own folders can be told apart
@@ -90,23 +69,7 @@ def _scrub() -> None:
         for folder in (SCRATCH / "home", SCRATCH / "out"):
             folder.mkdir(parents=True)
         return
-    for root in _writable_roots():
-        for dirpath, dirnames, filenames in os.walk(root, topdown=True):
-            base = Path(dirpath)
-            for name in list(dirnames) + filenames:
-                path = base / name
-                if name in dirnames and os.path.ismount(path):
-                    dirnames.remove(name)  # another mount: walked on its own if writable
-                    continue
-                try:
-                    owned = path.lstat().st_uid == agent_code.AGENT_UID
-                    if owned and path.is_dir() and not path.is_symlink():
-                        shutil.rmtree(path, ignore_errors=True)
-                        dirnames.remove(name)
-                    elif owned:
-                        path.unlink(missing_ok=True)
-                except OSError:
-                    continue
+    agent_code.scrub()  # every writable mount, no exception by path
     for folder in (SCRATCH / "home", SCRATCH / "out"):
         folder.mkdir(parents=True, exist_ok=True)
         agent_code.give_to_agent(folder)
