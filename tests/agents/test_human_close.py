@@ -11,8 +11,10 @@ did) sets the pending read's future, and then the socket's reader callback sets 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
+import os
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -103,3 +105,38 @@ def test_the_scenario_reproduces_the_race_of_closing_from_another_task(tmp_path:
     [context] = reported
     assert isinstance(context.get("exception"), asyncio.InvalidStateError)
     assert "Future.set_result(None)" in context["message"]
+
+
+def test_only_the_first_terminal_is_the_terminal_and_a_second_flags(tmp_path: Path) -> None:
+    """A process of the person's that says `hello` on the control socket is refused (it
+    replaced the terminal's connection before, and typed into the record)."""
+
+    async def run() -> tuple[bytes, HumanControl]:
+        record = Record()
+        control = HumanControl(record, WorkingClock(None), "do it", None)  # type: ignore[arg-type]
+        path = tmp_path / "control.sock"
+        async with (
+            await anyio.create_unix_listener(path) as listener,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(listener.serve, control.serve)
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.connect(str(path))
+            server.sendall(line({"op": "hello"}) + line({"op": "ready"}))
+            with anyio.fail_after(10):
+                await control.ready.wait()
+            impostor = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            impostor.connect(str(path))
+            typed = base64.b64encode(b"forged\r").decode()
+            impostor.sendall(line({"op": "hello"}) + line({"op": "output", "data": typed}))
+            impostor.settimeout(10)
+            reply = await anyio.to_thread.run_sync(impostor.recv, 999)
+            impostor.close()
+            server.close()
+            tg.cancel_scope.cancel()
+        return reply, control
+
+    reply, control = anyio.run(run)
+    assert b"refused" in reply
+    assert control.terminal_pid == os.getpid()  # the terminal's pid: its peer credentials
+    assert any("second connection" in f for f in control.integrity_flags())
