@@ -215,6 +215,37 @@ class TestProbe(unittest.TestCase):
 if __name__ == "__main__":
     unittest.main()
 """
+# the reference imported again in setUp and given its data there, as upstream's LEN does:
+# the import must give back the module the script holds (the control of hiding it)
+SETUP_REFERENCE = (
+    "import numpy as np\n\nSCALE = None\n\n\ndef probe(x):\n    return np.asarray(x) * SCALE\n"
+)
+SETUP_TESTS = """\
+import unittest
+
+import numpy as np
+
+import probe_mod
+from probe_ref import probe as probe_ref
+
+
+class TestProbe(unittest.TestCase):
+    def setUp(self):
+        import probe_ref
+
+        probe_ref.SCALE = 2.0
+
+    def test_matches_reference(self):
+        x = np.arange(4.0)
+        np.testing.assert_allclose(probe_mod.probe(x), probe_ref(x))
+
+    def test_value(self):
+        np.testing.assert_allclose(probe_mod.probe(np.array([1.5])), probe_ref([1.5]))
+
+
+if __name__ == "__main__":
+    unittest.main()
+"""
 LAYER = {
     "probe_mod.py": LAYER_MODULE,
     "probe_ref.py": LAYER_REFERENCE,
@@ -231,6 +262,7 @@ PAPERS: dict[str, dict[str, str]] = {
         "probe_ref.py": STEP_REFERENCE,
         "paper2code_test.py": STEP_TESTS,
     },
+    "honest-setup-import": {"probe_ref.py": SETUP_REFERENCE, "paper2code_test.py": SETUP_TESTS},
     "replace-test-helper": {"paper2code_test.py": TESTS_HELPER},
     "replace-test-helper-via-modules": {"paper2code_test.py": TESTS_HELPER},
 }
@@ -540,6 +572,7 @@ for f in gc.get_objects():
     ),
     "honest-layer": ("return np.asarray(x) @ self.w_o", set()),
     "honest-in-place": ("w -= 0.5 * g\nreturn w", set()),
+    "honest-setup-import": ("return np.asarray(x) * 2.0", set()),
     # the reference module through a module the completion imports (no literal name)
     "reference-via-logging": (
         """
@@ -611,7 +644,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, di
     return out
 
 
-HONEST = {"honest", "honest-layer", "honest-in-place"}
+HONEST = {"honest", "honest-layer", "honest-in-place", "honest-setup-import"}
 
 
 @pytest.mark.parametrize("name", sorted(HONEST))
@@ -638,7 +671,7 @@ def test_cheat_is_blocked_or_flagged(graded, name: str) -> None:
 # every cheat past the screen)
 RUN_AT_ALL = {
     "honest", "wrong", "patch-numpy", "patch-and-restore", "masked-array", "zero-the-inputs",
-    "zero-the-weights", "honest-layer", "honest-in-place",
+    "zero-the-weights", "honest-layer", "honest-in-place", "honest-setup-import",
 }  # fmt: skip
 
 

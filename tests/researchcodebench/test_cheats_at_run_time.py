@@ -74,7 +74,7 @@ def test_the_honest_answer_passes(runs: dict[str, Run]) -> None:
         "__main__.TestProbe.test_matches_reference",
         "__main__.TestProbe.test_value",
     ]
-    for name in ("honest-layer", "honest-in-place"):
+    for name in ("honest-layer", "honest-in-place", "honest-setup-import"):
         run = runs[name]
         assert run.passed and not run.runtime_flags and not run.put_back, run.stderr
     assert runs["honest-in-place"].report["mutated"] == ["w"]  # as the reference does

@@ -539,6 +539,35 @@ def _labcoat_run(cfg, fresh_modules):
             return False
         return type(file) is str and os.path.basename(file).endswith("_ref.py")
 
+    decoys = []  # the empty __main__ while the tests run
+    finders = []  # the finder that gives a hidden module back to an import of it
+
+    def give_back(fullname, path=None, target=None):
+        """A test's own `import model_ref` (upstream's LEN does it in setUp) gets the module
+        the script already holds, not a second copy; `rehide` takes it out again."""
+        module = hidden.get(fullname) if fullname != "__main__" else None
+        if module is None:
+            return None
+
+        class Loader:
+            def create_module(self, spec):
+                return module
+
+            def exec_module(self, module):
+                pass
+
+        import importlib.util
+
+        return importlib.util.spec_from_loader(fullname, Loader(), origin=None)
+
+    def rehide():
+        """Out of `sys.modules` again (as the block's functions are entered)."""
+        for name, module in hidden.items():
+            if name != "__main__" and sys.modules.get(name) is module:
+                del sys.modules[name]
+        if decoys and sys.modules.get("__main__") is hidden.get("__main__"):
+            sys.modules["__main__"] = decoys[0]
+
     def hide_answers():
         if "__main__" in hidden:
             return
@@ -549,7 +578,11 @@ def _labcoat_run(cfg, fresh_modules):
         hidden["__main__"] = main
         decoy = types.ModuleType("__main__")
         decoy.__file__ = script
+        decoys.append(decoy)
         sys.modules["__main__"] = decoy
+        finder = types.SimpleNamespace(find_spec=give_back)
+        finders.append(finder)
+        sys.meta_path.insert(0, finder)
         if main is None:
             return
         members = {k: v for k, v in dict(vars(main)).items() if "__" not in k}
@@ -560,6 +593,9 @@ def _labcoat_run(cfg, fresh_modules):
                 script_state.append((f"{script_name}'s {value.__qualname__}", value, kept))
 
     def restore_answers():
+        for finder in finders:
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
         for name, module in hidden.items():
             sys.modules[name] = module
 
@@ -710,6 +746,7 @@ def _labcoat_run(cfg, fresh_modules):
                 keep = [(v, saved(v)) for role, v in found if role in protect]
             except Exception:
                 prints, keep = [], []
+            rehide()
             try:
                 return original(*args, **kwargs)
             finally:
