@@ -169,20 +169,40 @@ async def test_every_writable_place_is_declared(
 
 
 GRADERS_THAT_SCRUB = [
-    SUITES_DIR / "mini" / "researchgym" / "class-incremental" / "grading" / "grade.py",
-    SUITES_DIR / "gpu" / "researchgym" / "noisy-labels" / "grading" / "grade.py",
+    # the mini ResearchGym graders' one agent_code.py (class-incremental's scrub)
+    pytest.param(
+        SUITES_DIR / "mini/researchgym/class-incremental/grading/agent_code.py",
+        "writable_roots",
+        id="mini-researchgym",
+    ),
+    pytest.param(
+        SUITES_DIR / "gpu/researchgym/noisy-labels/grading/grade.py",
+        "_writable_roots",
+        id="noisy-labels",
+    ),
 ]
 
 
 def _function_source(path: Path, name: str) -> str:
-    tree = ast.parse(path.read_text())
-    [node] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
-    return ast.get_source_segment(path.read_text(), node) or ""
+    """`name`'s source, after the module's literal constants (it may read them): it runs
+    in a sandbox without the grader's packages."""
+    text = path.read_text()
+    tree = ast.parse(text)
+    constants = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            try:
+                ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            constants.append(ast.get_source_segment(text, node) or "")
+    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+    return "\n".join([*constants, ast.get_source_segment(text, function) or ""])
 
 
-@pytest.mark.parametrize("grader", GRADERS_THAT_SCRUB, ids=lambda p: p.parts[-3])
+@pytest.mark.parametrize(("grader", "roots_of"), GRADERS_THAT_SCRUB)
 async def test_the_graders_scrubs_reach_every_declared_place(
-    grader: Path, sandbox_mode: str, host_dirs: Path
+    grader: Path, roots_of: str, sandbox_mode: str, host_dirs: Path
 ) -> None:
     """A bundled grader that runs agent code more than once removes what the agent user
     left between runs on the mounts `_writable_roots` finds: every place the agent user
@@ -195,8 +215,8 @@ async def test_the_graders_scrubs_reach_every_declared_place(
         [
             "import json, os",
             "from pathlib import Path",
-            _function_source(grader, "_writable_roots"),
-            "print(json.dumps([str(p) for p in _writable_roots()]))",
+            _function_source(grader, roots_of),
+            f"print(json.dumps([str(p) for p in {roots_of}()]))",
         ]
     )
     async with sandbox_of(SandboxKind.GRADER, host_dirs) as (session, _):
