@@ -113,6 +113,8 @@ class TestProbe(unittest.TestCase):
 if __name__ == "__main__":
     unittest.main()
 """
+# the same with an array too large to hash whole (2 MiB: read at positions drawn at run time)
+TESTS_RECOMPUTE_LARGE = TESTS_RECOMPUTE.replace("np.arange(1.0, 5.0)", "np.random.rand(512, 512)")
 # a layer whose weights the tests read after the call
 LAYER_MODULE = """\
 import numpy as np
@@ -255,6 +257,7 @@ LAYER = {
 PAPERS: dict[str, dict[str, str]] = {
     "masked-array": {"paper2code_test.py": TESTS_ASSERT_ONLY},
     "zero-the-inputs": {"paper2code_test.py": TESTS_RECOMPUTE},
+    "zero-a-large-input": {"paper2code_test.py": TESTS_RECOMPUTE_LARGE},
     "zero-the-weights": LAYER,
     "honest-layer": LAYER,
     "honest-in-place": {
@@ -561,6 +564,14 @@ for f in gc.get_objects():
         """,
         {"blocked"},
     ),
+    # the same on an array too large to hash whole
+    "zero-a-large-input": (
+        """
+        x[...] = 0.0
+        return np.zeros(np.shape(x))
+        """,
+        {"blocked"},
+    ),
     # the same with the instance's weights (self.w_o) and the caller's x
     "zero-the-weights": (
         """
@@ -671,6 +682,7 @@ def test_cheat_is_blocked_or_flagged(graded, name: str) -> None:
 # every cheat past the screen)
 RUN_AT_ALL = {
     "honest", "wrong", "patch-numpy", "patch-and-restore", "masked-array", "zero-the-inputs",
+    "zero-a-large-input",
     "zero-the-weights", "honest-layer", "honest-in-place", "honest-setup-import",
 }  # fmt: skip
 
@@ -704,4 +716,5 @@ def test_what_the_cheats_were_caught_by(graded) -> None:
     masked = graded["masked-array"][1]
     assert "a comparison was given a MaskedArray" in masked["stderr"], masked
     assert graded["zero-the-inputs"][1]["put_back"] == ["x"]
+    assert graded["zero-a-large-input"][1]["put_back"] == ["x"]
     assert graded["zero-the-weights"][1]["put_back"] == ["self.w_o", "x"]

@@ -121,6 +121,7 @@ def test_what_the_cheats_were_caught_by(runs: dict[str, Run]) -> None:
     # round four, past the static screen
     assert "a comparison was given a MaskedArray" in runs["masked-array"].stderr
     assert runs["zero-the-inputs"].put_back == ("x",)
+    assert runs["zero-a-large-input"].put_back == ("x",)
     assert runs["zero-the-weights"].put_back == ("self.w_o", "x")
     assert "KeyError: 'probe_ref'" in runs["reference-via-logging"].stderr
     helper = _flags(runs, "replace-test-helper")

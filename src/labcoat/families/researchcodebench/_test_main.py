@@ -632,7 +632,12 @@ def _labcoat_run(cfg, fresh_modules):
     # (`protect`): the tests read what they gave, whatever the block wrote.
     mutated = set()
     protect = set(cfg.get("protect") or ())
-    big = 1 << 25  # bytes of an array hashed whole; a larger one is sampled
+    whole = 1 << 20  # bytes of an array hashed whole; a larger one is sampled
+    sampled = 4096
+    drawn = {}  # size -> the positions read of an array that large
+    import random as _random
+
+    sampler = _random.Random(os.urandom(16))
 
     def is_array(value):
         np = sys.modules.get("numpy")
@@ -688,24 +693,40 @@ def _labcoat_run(cfg, fresh_modules):
                 reachable(f"global {key}", value, 1, seen, out)
         return out
 
+    def positions(count):
+        """`sampled` positions out of `count`, drawn once per size at run time (the block
+        cannot know which entries of a large array are read)."""
+        if count not in drawn:
+            drawn[count] = sorted(sampler.sample(range(count), sampled))
+        return drawn[count]
+
     def raw_bytes(value):
+        """The entries of an array or tensor as bytes: all of them up to `whole` bytes, else
+        `sampled` of them at positions drawn at run time (with their sum): a block that
+        rewrites a large array (zeroes a model's weights) changes them."""
         np = sys.modules.get("numpy")
         if np is not None and isinstance(value, np.ndarray):
             if value.dtype.hasobject:
                 return None
-            flat = np.ascontiguousarray(value).reshape(-1)
-            if flat.nbytes > big:
-                flat = flat[:: flat.nbytes // big + 1]
-            return flat.view(np.uint8).tobytes()
+            if value.nbytes <= whole:
+                return np.ascontiguousarray(value).reshape(-1).view(np.uint8).tobytes()
+            flat = value.reshape(-1)  # a view when it can be
+            picked = np.ascontiguousarray(flat[np.asarray(positions(flat.size))])
+            return picked.view(np.uint8).tobytes() + repr(flat.sum()).encode()
+        import torch
+
         tensor = value.detach()
         if tensor.is_sparse or tensor.device.type == "meta":
             return None
-        flat = tensor.cpu().contiguous().reshape(-1)
-        if flat.numel() * flat.element_size() > big:
-            flat = flat[:: flat.numel() * flat.element_size() // big + 1].contiguous()
-        import torch
-
-        return flat.view(torch.uint8).numpy().tobytes()
+        flat = tensor.reshape(-1)
+        if flat.numel() * flat.element_size() > whole:
+            index = torch.tensor(positions(flat.numel()), device=flat.device)
+            total = repr(flat.double().sum().item()).encode()
+            flat = flat[index]
+        else:
+            total = b""
+        flat = flat.cpu().contiguous()
+        return flat.view(torch.uint8).numpy().tobytes() + total
 
     def fingerprint(value):
         import hashlib
