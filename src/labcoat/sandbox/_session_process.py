@@ -120,33 +120,34 @@ class SessionProcesses:
                 time.sleep(0.02)
 
     @contextlib.asynccontextmanager
-    async def paused(self, spare: frozenset[int] = frozenset()) -> AsyncIterator[None]:
+    async def paused(self, spare: frozenset[int] = frozenset()) -> AsyncIterator[bool]:
         """Every command of the sandbox, background jobs included, stopped (SIGSTOP, which
         no process can catch) meanwhile and continued after; bwrap and the exec servers run
         on, and no new command starts. A timing-sensitive score is measured so: a job the
         agent left running cannot load the machine only while the yardsticks are timed.
         A process that was already stopped (a person's Ctrl-Z) stays stopped. `spare`:
-        host pids that run on too (a person's terminal server while their clock is paused)."""
+        host pids that run on too (a person's terminal server while their clock is paused).
+        Yields whether every command stopped (False: some kept forking past the stops)."""
         self._paused = True
         stopped: set[int] = set()  # filled as it goes: continued whatever interrupts it
         try:
-            await anyio.to_thread.run_sync(self._stop_signal_commands, stopped, spare)
-            yield
+            yield await anyio.to_thread.run_sync(self._stop_signal_commands, stopped, spare)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_signal, stopped, signal.SIGCONT)
             self._paused = False
 
-    def _stop_signal_commands(self, stopped: set[int], spare: frozenset[int]) -> None:
+    def _stop_signal_commands(self, stopped: set[int], spare: frozenset[int]) -> bool:
         for _ in range(50):  # repeat: a process may fork between the scan and the stop
             kept = self._infrastructure | spare
             running = {p for p in self._sandbox_pids() - kept if _runs(p)}
             if not running:
-                return
+                return True
             stopped |= running
             _signal(running, signal.SIGSTOP)
             time.sleep(0.01)
         logger.warning("sandbox %s: some commands would not stop", self.dirs.root.name)
+        return False
 
     async def start(self) -> None:
         async with self._start_lock:

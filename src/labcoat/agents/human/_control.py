@@ -36,8 +36,9 @@ LINE_BYTES = 8 * 1024 * 1024
 STOP_GRACE_SECONDS = 2.0
 """How long a pause waits for `task stop` to print its answer before the freeze."""
 ScoreCall = Callable[[], Awaitable[str]]
-Freeze = Callable[[frozenset[int]], AbstractAsyncContextManager[None]]
-"""Every process of the sample stopped but the given host pids, while entered."""
+Freeze = Callable[[frozenset[int]], AbstractAsyncContextManager[bool]]
+"""Every process of the sample stopped but the given host pids, while entered (it gives
+whether every one stopped)."""
 
 
 class HumanControl:
@@ -215,7 +216,12 @@ class HumanControl:
             if not self.clock.running or self.ended_by is not None:
                 return
             stack = AsyncExitStack()
-            await stack.enter_async_context(self.freeze(frozenset({self.terminal_pid})))
+            complete = await stack.enter_async_context(self.freeze(frozenset({self.terminal_pid})))
+            if complete is False:  # a process forked past the stops: the clock runs on
+                await stack.aclose()
+                self.record.event("stop refused", why="a process of the session would not stop")
+                await self.tell_terminal("the clock could not pause (a process would not stop)")
+                return
             self._frozen = stack
             if self.clock.stop():
                 self.record.event("stop", frozen=True, **self.clock.record())
