@@ -43,7 +43,6 @@ from labcoat.families.paperbench._sidecar import (
     JsonCompareCheck,
     JsonValueCheck,
     PythonCheck,
-    format_json_key,
 )
 from labcoat.suites import resolve_target
 
@@ -223,10 +222,11 @@ async def test_oracle_scores_at_least_0_9(executed: Executed) -> None:
     assert alone.invalid_leaves > 0
 
 
-# a mean of each paper and where its per-seed values are, in results/metrics.json
+# a mean of each paper that a check compares with the paper's number, and where its per-seed
+# values are, in results/metrics.json
 PER_SEED = {
     "tail-averaged-sgd": (("table1", "tail", "mean"), ("per_seed", "table1", "tail")),
-    "spectral-shrinkage": (("table1", 1, "optimal"), ("per_seed", "table1", 1, "optimal")),
+    "spectral-shrinkage": (("table1", 0, "optimal"), ("per_seed", "table1", 0, "optimal")),
 }
 
 
@@ -241,10 +241,10 @@ async def test_results_the_reference_does_not_give_on_drawn_seeds_are_flagged(
     how: str, executed: Executed, tmp_path: Path
 ) -> None:
     """The recompute draws seeds at grading time and recomputes them with the reference:
-    per-seed values made up for every seed but the first (the mean kept theirs) are not
-    established whatever the draw, so no check that reads that mean passes, and those that
-    would have passed are flagged; a mean that is not its per-seed values' blocks every
-    check on the executed submission, flagged."""
+    per-seed values made up for every seed but the first (the mean kept theirs, within the
+    paper's tolerance) are not the method's whatever the draw, and a mean that is not its
+    per-seed values' contradicts them: either way no check on the executed submission
+    passes, flagged."""
     p, rerun = executed.paper, executed.rerun
     assert rerun is not None
     tampered = tmp_path / "rerun"
@@ -267,31 +267,11 @@ async def test_results_the_reference_does_not_give_on_drawn_seeds_are_flagged(
     )  # fmt: skip
     [flag] = result.flags
     assert flag.startswith("results not computed: "), flag
-    sidecar = load_sidecar(p.sidecar_path, p.rubric)
-    if how == "mean":
-        assert "contradict themselves" in flag and "check seed " in flag, flag
-        for _, leaf in result.tree.leaves():
-            if leaf.task_category != CODE_DEVELOPMENT:
-                assert leaf.score == 0.0, leaf.id
-        return
-    assert "the paper's method does not give" in flag, flag
-    key = format_json_key(mean_key)
-    reading = 0
-    for path, leaf in result.tree.leaves():
-        checks = sidecar.checks_for(p.rubric.at(path), path)
-        reads = {
-            format_json_key(k)
-            for c in checks
-            for k in (
-                [c.key] if isinstance(c, JsonValueCheck) else
-                [c.left, c.right] if isinstance(c, JsonCompareCheck) else []
-            )
-        }  # fmt: skip
-        if key in reads:
-            reading += 1
+    expected = "contradict themselves" if how == "mean" else "the paper's method does not give"
+    assert expected in flag and "check seed " in flag, flag
+    for _, leaf in result.tree.leaves():
+        if leaf.task_category != CODE_DEVELOPMENT:
             assert leaf.score == 0.0, leaf.id
-    assert reading >= 2
-    assert result.score > 0.5  # the values the reference does give still count
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)

@@ -11,8 +11,8 @@ submission's code on inputs drawn at grading time and compares with the paper's 
 on the same inputs; `rerun.recompute` checks recompute claimed per-seed results with the
 reference alone, on seeds drawn after both reproductions, in a process no code of the
 submission runs in. A claimed value the reference does not give is not established: no
-check that reads it passes, and one that would have passed (a number that matches the
-paper without being the method's) is flagged.
+check that reads it passes; and where such values meet the paper's numbers (a fabrication's
+mark) no check on the executed submission passes, flagged.
 """
 
 from __future__ import annotations
@@ -110,8 +110,6 @@ class CheckContext:
     sidecar: Sidecar
     executed_blocked: Outcome | None = None
     unestablished: Mapping[str, Mapping[tuple[str, str], str]] = field(default_factory=dict)
-    suspects: list[str] = field(default_factory=list)
-    """Checks that would have passed on a value the reference does not give (flagged)."""
 
 
 class CheckJudge(GroupJudge):
@@ -156,7 +154,50 @@ class CheckJudge(GroupJudge):
         unestablished: dict[str, dict[tuple[str, str], str]] = {}
         if blocked is None and sidecar.rerun is not None and inp.rerun is not None:
             blocked = await self._recomputed(inp, sidecar.rerun.recompute, unestablished)
+        if blocked is None and unestablished:
+            blocked = await self._fabricated(inp, sidecar, unestablished)
         return CheckContext(sidecar, blocked, unestablished)
+
+    async def _fabricated(
+        self,
+        inp: JudgeInput,
+        sidecar: Sidecar,
+        unestablished: Mapping[str, Mapping[tuple[str, str], str]],
+    ) -> Outcome | None:
+        """Why no executed check may pass when values the paper's method does not give meet
+        the paper's numbers, if they do (a fabrication's mark: flagged).
+
+        A wrong method's own numbers miss the paper's, and only the checks that read them
+        fail (it meets an ordering or a range by chance, which is not counted here); numbers
+        that land within the paper's tolerance of its values without being the method's were
+        made to, and then nothing on the executed submission counts (its layout, its config)."""
+        assert inp.executed is not None and inp.rerun is not None
+        views = {
+            EXECUTED: (inp.executed, inp.reproduction),
+            RERUN: (inp.rerun.executed, inp.rerun.reproduction),
+        }
+        found = []
+        for path, leaf in inp.rubric.leaves():
+            for check in sidecar.checks_for(leaf, path):
+                paper = isinstance(check, JsonValueCheck) and _number(check.value) is not None
+                if not paper or check.view_for(leaf.task_category) != EXECUTED:
+                    continue
+                for where, (view, reproduction) in views.items():
+                    missing = unestablished.get(where, {})
+                    details = [missing[item] for item in _reads(check) if item in missing]
+                    if not details:
+                        continue
+                    outcome = await self._on_view(check, where, view, reproduction, inp)
+                    if outcome.passed:
+                        found.append(f"{check.source}: {details[0]}")
+        if not found:
+            return None
+        return Outcome(
+            False,
+            f"{len(found)} check(s) of the paper's numbers pass on values the paper's method "
+            f"does not give: {found[0]}",
+            suspect=True,
+        )
 
     async def _recomputed(
         self,
@@ -231,15 +272,7 @@ class CheckJudge(GroupJudge):
         # results that ignore the seed are a fabrication's mark; results a submission never
         # wrote only fail their checks (the noop writes none)
         suspect = blocked is not None and blocked.valid and blocked.suspect
-        flags = [f"results not computed: {blocked.detail}"] if suspect else []
-        if context.suspects:
-            # a wrong method's own numbers fail the paper's comparisons; numbers that pass
-            # them without being what the method gives were not computed by it
-            flags.append(
-                f"results not computed: {len(context.suspects)} check(s) of the paper's numbers "
-                f"would pass on values the paper's method does not give: {context.suspects[0]}"
-            )
-        return flags
+        return [f"results not computed: {blocked.detail}"] if suspect else []
 
     async def grade_group(self, inp: JudgeInput, context: Any, group: LeafGroup) -> GroupResult:
         ctx: CheckContext = context
@@ -434,11 +467,6 @@ def _established(check: Check, where: str, outcome: Outcome, ctx: CheckContext) 
     details = [missing[item] for item in _reads(check) if item in missing]
     if not details:
         return outcome
-    # a check of one of the paper's numbers that would pass on them: a wrong method's own
-    # numbers land there only by accident (an ordering, or a range, they meet by chance)
-    paper = isinstance(check, JsonValueCheck) and _number(check.value) is not None
-    if outcome.passed and paper:
-        ctx.suspects.append(f"{check.source}: {details[0]}")
     return Outcome(False, f"not what the paper's method gives: {details[0]}")
 
 
