@@ -92,6 +92,7 @@ def test_oracle_passes_every_snippet(mini_logs) -> None:
         assert value["weight"] == meta["weight"] > 0
         assert meta["flags"] == [] and explanation == "passed"
         assert meta["runner"] == "preloaded"
+        assert meta["put_back"] == []  # what the reference block changes is never put back
 
 
 def test_noop_fails_every_snippet_with_a_reason(mini_logs) -> None:
