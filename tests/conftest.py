@@ -23,6 +23,13 @@ if _WORKER and "LABCOAT_MACHINE_LOCK_DIR" not in os.environ:
     )
 
 
+# As root the tests exercise the one-user mode through its stand-in (the agent is host uid
+# 0 with its capabilities dropped), which labcoat refuses to anyone who has not asked for
+# it: only the tests' own code runs there. The real one-user mode is tested as an ordinary
+# user (scripts/test-as-users.sh).
+os.environ.setdefault("LABCOAT_UNSAFE_ROOT_ONE_USER", "1")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """LABCOAT_EXPECT_MODE (scripts/test-as-users.sh sets it): a run whose sandboxes would
     have another isolation mode than expected stops at once, instead of testing that one."""

@@ -55,6 +55,9 @@ class Isolation(StrEnum):
 
 MODE_ENV = "LABCOAT_SANDBOX_MODE"
 """auto (the default), root, separate-users or one-user."""
+UNSAFE_STANDIN_ENV = "LABCOAT_UNSAFE_ROOT_ONE_USER"
+"""=1 lets root run the one-user mode's stand-in, whose agent is host uid 0 with its
+capabilities dropped: for labcoat's own tests, which run only code of their own there."""
 MODE_CHOICES = {
     "root": Isolation.ROOT,
     "separate-users": Isolation.SEPARATE_USERS,
@@ -81,6 +84,13 @@ def isolation() -> Isolation:
         problem = f"{MODE_ENV}=root needs labcoat to run as root"
     elif wanted is Isolation.SEPARATE_USERS and mapping_problem() is not None:
         problem = f"{MODE_ENV}=separate-users: {mapping_problem()}"
+    elif wanted is Isolation.ONE_USER and root and os.environ.get(UNSAFE_STANDIN_ENV) != "1":
+        problem = (
+            f"{MODE_ENV}=one-user as root would run the agent as host root (every sysctl "
+            f"root may write, such as kernel.core_pattern, writable from the sandbox): run "
+            f"that mode as an ordinary user without a subordinate id range "
+            f"(scripts/test-as-users.sh does)"
+        )
     else:
         return wanted
     from labcoat._errors import LabcoatError
