@@ -298,3 +298,38 @@ async def test_the_kernel_keyring_is_closed(make_session) -> None:
     for result in (stored, found):
         assert result.success, result.stderr
         assert result.stdout.split() == ["-1", str(errno.EPERM)], result.stdout
+
+
+TIOCSTI_PROBE = """
+import fcntl, os, pty, sys, termios
+pid, leader = pty.fork()
+if pid == 0:  # the pty is this process's controlling terminal, as a shell's is
+    try:
+        fcntl.ioctl(0, termios.TIOCSTI, b"x")
+        sys.stderr.write("pushed\\n")
+    except OSError as ex:
+        sys.stderr.write(f"refused {ex.errno}\\n")
+    os._exit(0)
+out = b""
+while True:
+    try:
+        chunk = os.read(leader, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+os.waitpid(pid, 0)
+text = out.decode(errors="replace")
+print(f"refused {text.split('refused ')[1].split()[0]}" if "refused " in text else "pushed")
+"""
+
+
+async def test_no_program_can_type_into_a_terminal(make_session) -> None:
+    """TIOCSTI pushes bytes into a terminal's input as if typed: under `--agent human` a
+    program could run commands in the person's shell that the terminal server never saw."""
+    session = await make_session()
+    await session.write_file("probe.py", TIOCSTI_PROBE)
+    result = await session.exec(["python3", "probe.py"])
+    assert result.success, result.stderr
+    assert result.stdout.split() == ["refused", str(errno.EPERM)], result.stdout

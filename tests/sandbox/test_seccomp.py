@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from labcoat.sandbox._seccomp import ABIS, CACHESTAT, KEYRING_CALLS, sandbox_filter
+from labcoat.sandbox._seccomp import ABIS, CACHESTAT, KEYRING_CALLS, TIOCSTI, sandbox_filter
 
 ALLOW = 0x7FFF0000
 EPERM, ENOSYS, EINVAL = (0x00050000 | e for e in (errno.EPERM, errno.ENOSYS, errno.EINVAL))
@@ -66,6 +66,15 @@ def test_fcntl_fails_for_notifications_and_leases_alone(arch: int) -> None:
             assert run(program, number, arch, command) == ALLOW, command
         # the command is an int: a high word does not make F_NOTIFY another command
         assert run(program, number, arch, (1 << 32) | fcntl.F_NOTIFY) == EINVAL
+
+
+@pytest.mark.parametrize("arch", sorted(ABIS))
+def test_ioctl_fails_for_pushing_terminal_input_alone(arch: int) -> None:
+    program, number = sandbox_filter(), ABIS[arch].ioctl
+    assert run(program, number, arch, TIOCSTI) == EPERM
+    assert run(program, number, arch, (1 << 32) | TIOCSTI) == EPERM  # an unsigned int
+    for request in (0x5401, 0x5413, 0x541B, 0x5414, 0x80045430):  # TCGETS, TIOCGWINSZ, ...
+        assert run(program, number, arch, request) == ALLOW, hex(request)
 
 
 def test_x32_is_refused_and_unknown_abis_pass() -> None:

@@ -15,6 +15,10 @@ separates it.
 - Leases (`fcntl(F_SETLEASE)`): a write lease is refused while anyone else has the file
   open, so it senses another sample's opens; it fails with EINVAL, as where the sysctl
   `fs.leases-enable` is 0.
+- `ioctl(TIOCSTI)`: pushing bytes into a terminal's input, as if typed. Under `--agent
+  human` a program could type into the person's shell commands that labcoat's terminal
+  server never saw (its record is what was typed); EPERM, as where the sysctl
+  `dev.tty.legacy_tiocsti` is 0 (Linux 6.2 on) for a caller without CAP_SYS_ADMIN.
 - `cachestat` (Linux 6.5): how much of a file the page cache holds, which another sample
   sets by reading; ENOSYS, as on older kernels (the page cache is still shared:
   docs/sandbox.md, "What samples share").
@@ -43,6 +47,7 @@ _ARCH_AT = 4
 _SECOND_ARGUMENT_AT = 24  # args[1]'s low word (every ABI here is little-endian)
 _X32_BIT = 0x40000000  # x32 system calls are x86-64 numbers with this bit set
 F_SETLEASE, F_NOTIFY = 1024, 1026
+TIOCSTI = 0x5412  # one number on every ABI here
 CACHESTAT = 451  # one number on every ABI (Linux 6.5 on)
 
 
@@ -54,14 +59,15 @@ class Abi:
     inotify: tuple[int, ...]  # inotify_init (where it exists), inotify_init1, add_watch
     fanotify: tuple[int, ...]  # fanotify_init, fanotify_mark
     fcntl: tuple[int, ...]  # fcntl (and fcntl64)
+    ioctl: int
 
 
 # AUDIT_ARCH_* -> that entry point's numbers (x32 is refused whole, below)
 ABIS: dict[int, Abi] = {
-    0xC000003E: Abi((248, 249, 250), (253, 294, 254), (300, 301), (72,)),  # x86-64
-    0x40000003: Abi((286, 287, 288), (291, 332, 292), (338, 339), (55, 221)),  # i386
-    0xC00000B7: Abi((217, 218, 219), (26, 27), (262, 263), (25,)),  # arm64
-    0x40000028: Abi((309, 310, 311), (316, 360, 317), (367, 368), (55, 221)),  # arm
+    0xC000003E: Abi((248, 249, 250), (253, 294, 254), (300, 301), (72,), 16),  # x86-64
+    0x40000003: Abi((286, 287, 288), (291, 332, 292), (338, 339), (55, 221), 54),  # i386
+    0xC00000B7: Abi((217, 218, 219), (26, 27), (262, 263), (25,), 29),  # arm64
+    0x40000028: Abi((309, 310, 311), (316, 360, 317), (367, 368), (55, 221), 54),  # arm
 }
 KEYRING_CALLS = {arch: abi.keyring for arch, abi in ABIS.items()}
 _X86_64 = 0xC000003E
@@ -74,7 +80,7 @@ def _instruction(code: int, k: int, true: int = 0, false: int = 0) -> bytes:
 
 
 def _block(arch: int, abi: Abi) -> list[Step]:
-    """One ABI's checks of the call's number; fcntl goes on to its command."""
+    """One ABI's checks of the call's number; fcntl and ioctl go on to their command."""
     block: list[Step] = [(_LOAD_WORD_ABS, _NUMBER_AT, 0, 0)]
     if arch == _X86_64:
         block.append((_JUMP_AT_LEAST, _X32_BIT, "eperm", 0))
@@ -84,6 +90,7 @@ def _block(arch: int, abi: Abi) -> list[Step]:
         (abi.fanotify, "eperm"),
         ((CACHESTAT,), "enosys"),
         (abi.fcntl, "fcntl"),
+        ((abi.ioctl,), "ioctl"),
     )
     for numbers, target in refusals:
         block += [(_JUMP_EQUAL, number, target, 0) for number in numbers]
@@ -106,6 +113,12 @@ def sandbox_filter() -> bytes:
         (_LOAD_WORD_ABS, _SECOND_ARGUMENT_AT, 0, 0),
         (_JUMP_EQUAL, F_NOTIFY, "einval", 0),
         (_JUMP_EQUAL, F_SETLEASE, "einval", 0),
+        (_RETURN, _ALLOW, 0, 0),
+    ]
+    labels["ioctl"] = len(program)
+    program += [
+        (_LOAD_WORD_ABS, _SECOND_ARGUMENT_AT, 0, 0),  # the request: an unsigned int
+        (_JUMP_EQUAL, TIOCSTI, "eperm", 0),
         (_RETURN, _ALLOW, 0, 0),
     ]
     for name, number in (("eperm", errno.EPERM), ("enosys", errno.ENOSYS)):
