@@ -182,6 +182,7 @@ async def judge(
     *,
     dev: bool = False,
     rerun: Executed | None = None,
+    env: dict[str, str] | None = None,
 ) -> JudgeResult:
     rubric = code_only(p.rubric) if dev else p.rubric
     assert rubric is not None
@@ -201,7 +202,7 @@ async def judge(
             rubric,
             LocalFiles(submission),
             LocalFiles(executed) if executed else None,
-            Reproduction(0, started_at=started_at) if executed else None,
+            Reproduction(0, started_at=started_at, env=env or {}) if executed else None,
             code_dev=dev,
             rerun=again,
         )
@@ -340,6 +341,6 @@ async def test_tolerances_accept_other_seeds(paper_id: str, tmp_path: Path) -> N
     for offset in (1000, 5000):
         run = reproduce(p, tmp_path / str(offset), env={"SEED_OFFSET": str(offset)})
         again = reproduce(p, tmp_path / f"{offset}-rerun", env={"SEED_OFFSET": str(offset + 1)})
-        result = await judge(p, run.root, run.root, run.started_at, rerun=again)
+        result = await judge(p, run.root, run.root, run.started_at, rerun=again, env=run.env)
         failed = [(n.id, n.explanation) for _, n in result.tree.leaves() if n.score < 1]
         assert result.score == 1.0, failed

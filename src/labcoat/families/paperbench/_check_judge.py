@@ -224,8 +224,9 @@ class CheckJudge(GroupJudge):
         seed = inp.rerun.check_seed
         if seed is None:  # a caller without the harness's draw: draw here, still after the runs
             seed = draw_check_seed()
+        first_env = dict(inp.reproduction.env) if inp.reproduction is not None else {}
         runs = (
-            (EXECUTED, inp.executed, inp.reproduction, {}),
+            (EXECUTED, inp.executed, inp.reproduction, first_env),
             (RERUN, inp.rerun.executed, inp.rerun.reproduction, dict(inp.rerun.env)),
         )
         for index, (where, view, reproduction, env) in enumerate(runs):

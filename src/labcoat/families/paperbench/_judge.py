@@ -38,6 +38,10 @@ class Reproduction:
     changed_files: tuple[str, ...] | None = None
     """Paths (relative to the repo) that `reproduce.sh` created or changed, when the harness
     measured them (a before/after manifest); None when unknown, and judges fall back on mtimes."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables the run was given beyond the reproduction's own (none for the harness's
+    first run; a re-run's are `Rerun.env`): the check judge's recompute reads the seed
+    offset from them."""
 
 
 @dataclass(frozen=True)
