@@ -7,6 +7,8 @@ sandboxes, reproduction, the judge): each is BLOCKED (scores no better than noop
 - the same with a package that exits 0 as soon as it is imported (`os._exit(0)`,
   `sys.exit(0)`), or that replaces `numpy.allclose`, in full PaperBench and in Code-Dev;
 - text in the repository aimed at the llm judge.
+- round four: a wrong package that answers the recompute from its own functions (it reads
+  the check seed from its environment, or knows every paper stream by its first entry).
 """
 
 from __future__ import annotations
