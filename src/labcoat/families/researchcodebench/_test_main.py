@@ -632,9 +632,13 @@ def _labcoat_run(cfg, fresh_modules):
     # (`protect`): the tests read what they gave, whatever the block wrote.
     mutated = set()
     protect = set(cfg.get("protect") or ())
-    whole = 1 << 20  # bytes of an array hashed whole; a larger one is sampled
+    # bytes of an array hashed whole; a larger one is sampled (with its sum). Small, since
+    # a function an optimiser calls thousands of times is fingerprinted at every call:
+    # upstream llm-sci-use's log-likelihood ran out of its CPU time at 1 MiB
+    whole = 64 << 10
     sampled = 4096
     drawn = {}  # size -> the positions read of an array that large
+    import itertools
     import random as _random
 
     sampler = _random.Random(os.urandom(16))
@@ -645,6 +649,8 @@ def _labcoat_run(cfg, fresh_modules):
         if np is not None and isinstance(value, np.ndarray):
             return True
         return torch is not None and isinstance(value, torch.Tensor)
+
+    plain = (int, float, complex, bool, str, bytes, type(None))  # hold no array
 
     def reachable(role, value, depth, seen, out):
         if id(value) in seen:
@@ -659,10 +665,12 @@ def _labcoat_run(cfg, fresh_modules):
         torch = sys.modules.get("torch")
         if kind in (list, tuple):
             for i, item in enumerate(value[:64]):
-                reachable(f"{role}[{i}]", item, depth + 1, seen, out)
+                if type(item) not in plain:
+                    reachable(f"{role}[{i}]", item, depth + 1, seen, out)
         elif kind is dict:
-            for key, item in list(value.items())[:256]:
-                if type(key) in (str, int):
+            # islice: a paper's dict of 50,000 words is not copied at every call
+            for key, item in itertools.islice(value.items(), 256):
+                if type(key) in (str, int) and type(item) not in plain:
                     reachable(f"{role}[{key!r}]", item, depth + 1, seen, out)
         elif torch is not None and isinstance(value, torch.nn.Module):
             for name, tensor in list(value.named_parameters()) + list(value.named_buffers()):
@@ -673,8 +681,8 @@ def _labcoat_run(cfg, fresh_modules):
             except Exception:
                 return
             if type(members) is dict:
-                for key, item in list(members.items())[:256]:
-                    if type(key) is str:
+                for key, item in itertools.islice(members.items(), 256):
+                    if type(key) is str and type(item) not in plain:
                         reachable(f"{role}.{key}", item, depth + 1, seen, out)
 
     def roles(code, module, args, kwargs):
@@ -697,7 +705,7 @@ def _labcoat_run(cfg, fresh_modules):
         """`sampled` positions out of `count`, drawn once per size at run time (the block
         cannot know which entries of a large array are read)."""
         if count not in drawn:
-            drawn[count] = sorted(sampler.sample(range(count), sampled))
+            drawn[count] = sorted(sampler.sample(range(count), min(sampled, count)))
         return drawn[count]
 
     def raw_bytes(value):
