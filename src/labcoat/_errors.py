@@ -29,10 +29,18 @@ class Interrupted(Exception):
 
 
 def one_line(text: object) -> str:
-    """A message as one line (rich markup and line breaks of other tools' messages gone)."""
-    message = str(text)
-    if "[/" in message:  # rich markup, as in Inspect's PrerequisiteError messages
-        from rich.text import Text
+    """A message as one line: its line breaks gone, every other character as it was (a
+    `[/path]` in a message is text, never markup)."""
+    return " ".join(str(text).split())
 
-        message = Text.from_markup(message).plain
-    return " ".join(message.split())
+
+def without_markup(text: str) -> str:
+    """A message written in rich markup (Inspect's PrerequisiteError messages: `[bold]`,
+    `[/bold]`) as plain text; text that is not valid markup stays as it is."""
+    from rich.errors import MarkupError
+    from rich.text import Text
+
+    try:
+        return Text.from_markup(text).plain
+    except MarkupError:
+        return text

@@ -38,15 +38,19 @@ def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
             os.close(saved)
 
 
-def whole_table_console(table: RenderableType) -> Console:
+def whole_table_console(table: RenderableType, *, markup: bool = False) -> Console:
     """A console for `table`: in a terminal, its width; in a pipe or a file, wide enough
-    for every column (a pipe has no width, and rich would fold or cut columns at 80)."""
-    console = Console()
+    for every column (a pipe has no width, and rich would fold or cut columns at 80).
+
+    Its text (the table's cells and title, what `print` is given) is plain: task ids,
+    paths and reasons hold brackets (`[/a/requirements.txt]`) that are not markup.
+    `markup=True` only for a caller that writes markup and escapes all else itself."""
+    console = Console(markup=markup)
     if not console.is_terminal:
         unbounded = console.options.update_width(1_000_000)
         console.width = max(console.width, Measurement.get(console, unbounded, table).maximum)
     return console
 
 
-def print_table(table: RenderableType) -> None:
-    whole_table_console(table).print(table)
+def print_table(table: RenderableType, *, markup: bool = False) -> None:
+    whole_table_console(table, markup=markup).print(table)

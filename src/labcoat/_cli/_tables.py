@@ -19,7 +19,8 @@ def _fmt(value: float | None, se: float | None = None) -> str:
 
 
 def print_results(results: list[TaskResult], title: str) -> None:
-    table = Table(title=title, caption=f"normalized: mean over all runs; {ERROR_RULE}")
+    # markup: the table writes its own and escapes every outside text (the title too)
+    table = Table(title=escape(title), caption=f"normalized: mean over all runs; {ERROR_RULE}")
     columns = (
         "task",
         "family",
@@ -49,7 +50,7 @@ def print_results(results: list[TaskResult], title: str) -> None:
             _fmt(r.normalized_mean, r.normalized_se),
             escape(_note(r)),  # reasons hold paths in brackets: not markup
         )
-    print_table(table)
+    print_table(table, markup=True)
     print_subtasks(results)
 
 
@@ -98,7 +99,7 @@ def print_subtasks(results: list[TaskResult]) -> None:
                 escape(sub) + (" (primary)" if sub in r.primary else ""),
                 escape(_metric_values(r, sub)),
             )
-    print_table(summary)
+    print_table(summary, markup=True)
 
 
 def flag_note(result: TaskResult) -> str:
@@ -175,7 +176,7 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             escape(rule),
             result,
         )
-    console = whole_table_console(table)
+    console = whole_table_console(table, markup=True)
     console.print(table)
     # tasks with sub-tasks: the paper's figures of the oracle's and the noop's runs
     print_subtasks([r for v in verdicts for r in (v.oracle, v.noop) if r is not None])

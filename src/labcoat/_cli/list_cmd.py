@@ -10,9 +10,9 @@ from rich.table import Table
 
 from labcoat._cli._options import secrets_option, with_secrets
 from labcoat._cli._output import print_table
+from labcoat._cli._say import say
 from labcoat._errors import LabcoatError
 from labcoat._run._tasks import NO_TASKS
-from labcoat._util.names import error_line
 from labcoat.families import discover, family_names, select
 from labcoat.families.rebench import without_image_builds
 from labcoat.suites import resolve_target
@@ -58,7 +58,6 @@ def command(target: str, family: str | None, secrets_file: str | None, as_json: 
                 table.add_row(*row)
         print_table(table)
     for e in broken:
-        line = error_line(f"{e.family} task {e.id}: {e.problem}")
-        click.echo(f"labcoat: error: {line}", err=True)
+        say(f"error: {e.family} task {e.id}: {e.problem}")
     # the others are listed; the exit code says that some of TARGET is broken
     sys.exit(2 if broken else 0)

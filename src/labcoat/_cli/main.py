@@ -21,10 +21,10 @@ from typing import Any
 import click
 
 from labcoat._cli._oserror import user_os_error
-from labcoat._errors import Interrupted, LabcoatError
+from labcoat._cli._say import say
+from labcoat._errors import Interrupted, LabcoatError, without_markup
 from labcoat._util.env import check_environment
 from labcoat._util.exit_now import EXIT_SIGINT, exit_at_another_interrupt
-from labcoat._util.names import error_line
 from labcoat._version import __version__
 
 # name -> (module defining a click command named `command`, one-line help). The help is
@@ -68,10 +68,6 @@ class LazyGroup(click.Group):
 def cli(debug: bool) -> None:
     """Measure how well AI agents do real AI research."""
     check_environment()  # a LABCOAT_* variable it cannot use: one line now, not mid-run
-
-
-def _say(message: str) -> None:
-    click.echo(f"labcoat: {message}", err=True)
 
 
 class _Signals:
@@ -123,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
             exit_at_another_interrupt(code)
         if debug:
             traceback.print_exc()
-        _say(error_line(message))
+        say(message)
         sys.exit(code)
 
     try:
@@ -155,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(ex, OSError) and (line := user_os_error(ex)):
             fail(f"error: {line}", EXIT_USAGE)  # a full disk, a read-only folder: the user's
         if isinstance(ex, PrerequisiteError):  # Inspect: a missing package, key or setting
-            fail(f"error: {ex.message}", EXIT_USAGE)
+            fail(f"error: {without_markup(ex.message)}", EXIT_USAGE)  # Inspect writes markup
         fail(
             f"internal error: {type(ex).__name__}: {ex} (run with --debug for the traceback)",
             1,

@@ -97,7 +97,7 @@ def command(
                 _fmt(r.new),
                 escape(verdict),
             )
-        print_table(table)
+        print_table(table, markup=True)  # its cells are escaped
         where = f"; logs in {out}" if out else ""
         regraded = sum(1 for r in rows if r.not_regradable is None)
         click.echo(f"{regraded} sample(s) regraded, {len(rows) - regraded} not regradable{where}")

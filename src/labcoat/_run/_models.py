@@ -9,7 +9,7 @@ import socket
 import urllib.parse
 from typing import Any
 
-from labcoat._errors import LabcoatError, one_line
+from labcoat._errors import LabcoatError, one_line, without_markup
 from labcoat._providers import extra_for, install_hint, installed
 
 # Providers whose client is cheap to create and has no side effects (no server started,
@@ -88,7 +88,8 @@ def check_model(
     try:
         get_model(name, memoize=False, **(model_args or {}))
     except PrerequisiteError as ex:
-        raise LabcoatError(f"{where}: {one_line(ex.message).removeprefix('ERROR: ')}") from None
+        message = one_line(without_markup(ex.message)).removeprefix("ERROR: ")
+        raise LabcoatError(f"{where}: {message}") from None
     except LabcoatError as ex:
         raise LabcoatError(f"{where}: {ex}") from None
     except Exception as ex:  # the provider's own complaint: a bad setting or argument

@@ -68,7 +68,12 @@ class Progress:
                 f"in this log dir; {rest}"
             )
         for key, reason in self._run.failures.items():
-            self._console.print(f"ray: {key[1]} (epoch {key[2]}): {reason}")
+            self._console.print(  # a task id and a reason: plain text, never markup
+                f"ray: {key[1]} (epoch {key[2]}): {reason}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         if self._console.is_terminal:
             self._live = Live(self._render(), console=self._console, refresh_per_second=2)
             self._live.start()
