@@ -61,12 +61,12 @@ def test_a_dropped_connection_only_detaches_and_the_answer_is_graded(tmp_path: P
         text=True,
     )
     try:
-        first = Typist("attach", "--wait", "240")
+        first = Typist("attach", "--wait", "240", str(tmp_path / "logs"))
         first.read_until("[task] ", timeout=240)
         first.type("export REMEMBERED=still-here")
         first.hang_up()  # the connection drops: the shell and the eval go on
 
-        again = Typist("attach", "--wait", "30")
+        again = Typist("attach", "--wait", "30", str(tmp_path / "logs"))
         again.read_until("[task] ")  # the screen's recent output is replayed
         assert "still-here" in again.type('echo "$REMEMBERED"')
         assert "paused" in again.type("task stop", wait_for="[paused] ")
@@ -121,7 +121,7 @@ def test_an_interrupted_session_ends_and_the_rerun_offers_the_task_again(tmp_pat
         preexec_fn=_default_signals,
     )
     try:
-        person = Typist("attach", "--wait", "240")
+        person = Typist("attach", "--wait", "240", str(tmp_path / "logs"))
         person.read_until("[task] ", timeout=240)
         person.type("""echo '{"width": 45}' > solution/answer.json""")
         first.send_signal(signal.SIGINT)  # the eval's Ctrl-C
@@ -134,7 +134,7 @@ def test_an_interrupted_session_ends_and_the_rerun_offers_the_task_again(tmp_pat
 
     second = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
     try:
-        person = Typist("attach", "--wait", "240")
+        person = Typist("attach", "--wait", "240", str(tmp_path / "logs"))
         person.read_until("[task] ", timeout=240)
         # the re-run starts the sample again in a fresh sandbox: the first answer is gone
         assert '"width": 45' not in person.type("cat solution/answer.json")

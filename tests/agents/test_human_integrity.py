@@ -50,7 +50,7 @@ def test_no_work_goes_on_while_the_clock_is_paused(tmp_path: Path) -> None:
     60 s budget recorded)."""
     eval_run = _eval(tmp_path / "logs")
     try:
-        person = Typist("attach", "--wait", "240")
+        person = Typist("attach", "--wait", "240", str(tmp_path / "logs"))
         person.read_until("[task] ", timeout=240)
         person.type("(while true; do date +%s%N >> /tmp/ticks; sleep 0.05; done) &")
         person.type("sleep 0.5")
@@ -92,7 +92,7 @@ def test_a_command_hidden_by_the_shell_and_the_screen_is_in_the_log_and_flagged(
     output flags the run. Before: the command was nowhere in the .eval, no flag."""
     eval_run = _eval(tmp_path / "logs")
     try:
-        person = Typist("attach", "--wait", "240")
+        person = Typist("attach", "--wait", "240", str(tmp_path / "logs"))
         person.read_until("[task] ", timeout=240)
         assert "readonly" in person.type("PS0=; PROMPT_COMMAND=; unset PROMPT_COMMAND")
         person.type("""exec env PS1='[task] \\w\\$ ' bash --norc -i""")  # a shell without hooks
@@ -141,7 +141,7 @@ def test_forged_markers_and_an_impostor_terminal_make_no_command_and_flag(
     terminal server saw typed: neither forgery is a command, and both flag the run."""
     eval_run = _eval(tmp_path / "logs")
     try:
-        person = Typist("attach", "--wait", "240")
+        person = Typist("attach", "--wait", "240", str(tmp_path / "logs"))
         person.read_until("[task] ", timeout=240)
         person.type(FORGE)
         assert "refused" in person.type(IMPOSTOR)

@@ -44,8 +44,10 @@ def test_working_time_leaves_out_pauses_and_the_budget_counts_only_work() -> Non
     assert "working time 0:01:40 of 0:01:40" in clock.status()
 
 
-def session(id: str, terminal: Path, pid: int) -> LiveSession:
-    return LiveSession(id, "t/main", "t/main", 1, str(terminal), pid, "", 0.0)
+def session(id: str, terminal: Path, pid: int, log_dir: str = "", run_id: str = "") -> LiveSession:
+    return LiveSession(
+        id, "t/main", "t/main", 1, str(terminal), pid, "", 0.0, log_dir=log_dir, run_id=run_id
+    )
 
 
 def test_attach_picks_the_one_waiting_session_and_names_the_choice(
@@ -60,11 +62,53 @@ def test_attach_picks_the_one_waiting_session_and_names_the_choice(
     assert [s.id for s in live_sessions()] == ["abc123"]
     assert pick(live_sessions(), None).id == "abc123"
     assert pick(live_sessions(), "abc").id == "abc123"
-    with pytest.raises(LabcoatError, match="no waiting session 'zzz'"):
+    with pytest.raises(LabcoatError, match="no waiting session belongs to 'zzz'"):
         pick(live_sessions(), "zzz")
     register(session("def456", socket, os.getpid()))
-    with pytest.raises(LabcoatError, match="several sessions are waiting: abc123"):
+    with pytest.raises(LabcoatError, match="2 sessions are waiting: name one"):
         pick(live_sessions(), None)
+
+
+def test_a_session_is_found_through_its_own_eval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two evals' sessions side by side: each eval's log folder (as given, relative, or a
+    folder above it) or run id names its own session and never the other's."""
+    monkeypatch.setenv("LABCOAT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    socket = tmp_path / "term.sock"
+    socket.touch()
+    (tmp_path / "logs/a").mkdir(parents=True)
+    (tmp_path / "logs/ab").mkdir(parents=True)
+    a, ab = (os.path.realpath(tmp_path / name) for name in ("logs/a", "logs/ab"))
+    register(session("aaa111", socket, os.getpid(), log_dir=a, run_id="runA"))
+    register(session("bbb222", socket, os.getpid(), log_dir=ab, run_id="runB"))
+    sessions = live_sessions()
+    assert pick(sessions, a).id == "aaa111"
+    assert pick(sessions, "logs/a").id == "aaa111"  # not logs/ab, whose name starts so
+    assert pick(sessions, "logs/ab/").id == "bbb222"
+    assert pick(sessions, "runB").id == "bbb222"
+    with pytest.raises(LabcoatError, match="2 sessions belong to 'logs'"):
+        pick(sessions, "logs")
+    with pytest.raises(LabcoatError, match="no waiting session belongs to 'logs/c'"):
+        pick(sessions, "logs/c")
+
+
+def test_bare_attach_with_two_waiting_lists_them_and_refuses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LABCOAT_CACHE", str(tmp_path / "cache"))
+    socket = tmp_path / "term.sock"
+    socket.touch()
+    register(session("aaa111", socket, os.getpid(), log_dir="/logs/one"))
+    register(session("bbb222", socket, os.getpid(), log_dir="/logs/two"))
+    code, _, err = run_cli_captured(capsys, "attach", "--wait", "30")  # refused at once
+    assert code == 2, err
+    listed, hint = err.strip().splitlines()[:2], err.strip().splitlines()[-1]
+    assert "aaa111" in listed[0] and "/logs/one" in listed[0], err
+    assert "bbb222" in listed[1] and "/logs/two" in listed[1], err
+    assert "2 sessions are waiting" in hint and "labcoat attach LOGDIR" in hint, err
+    assert "Traceback" not in err
 
 
 def test_the_cli_refuses_what_cannot_host_a_person(

@@ -39,7 +39,8 @@ def run_for_person(argv: list[str], log_dir: str) -> int:
         )
     write_line(
         f"labcoat: the eval runs in the background (pid {eval_process.pid}, output in "
-        f"{output}); closing this terminal does not stop it: `labcoat attach` returns to it"
+        f"{output}); closing this terminal does not stop it: `labcoat attach "
+        f"{os.path.realpath(log_dir)}` returns to it"
     )
     seen: set[str] = set()
     while eval_process.poll() is None:

@@ -1,4 +1,5 @@
-"""`labcoat attach [SESSION]`: open the shell of a session waiting for a person."""
+"""`labcoat attach [TARGET]`: open the shell of a session waiting for a person, named by
+its id or its eval (log folder, run id); with no name, only when it is the one waiting."""
 
 from __future__ import annotations
 
@@ -6,28 +7,29 @@ import time
 
 import click
 
-from labcoat._errors import LabcoatError
-from labcoat.agents.human._attach import attach, pick, write_line
+from labcoat.agents.human._attach import NotOneSession, attach, describe, pick, write_line
 from labcoat.agents.human._sessions import LiveSession, live_sessions
 
 POLL_SECONDS = 0.5
 
 
-def wait_for_session(wanted: str | None, run: str | None, wait: float) -> LiveSession:
-    """The session to attach to, waiting up to `wait` seconds for one to open."""
+def wait_for_session(wanted: str | None, wait: float) -> LiveSession:
+    """The session to attach to, waiting up to `wait` seconds for the one named to open
+    (a choice between several is refused at once: waiting would not make it)."""
     deadline = time.monotonic() + wait
     while True:
-        sessions = live_sessions(run)
         try:
-            return pick(sessions, wanted)
-        except LabcoatError:
-            if time.monotonic() >= deadline or len(sessions) > 1:
+            return pick(live_sessions(), wanted)
+        except NotOneSession as ex:
+            if time.monotonic() >= deadline or ex.ambiguous:
+                for session in ex.sessions:
+                    click.echo(describe(session), err=True)
                 raise
         time.sleep(POLL_SECONDS)
 
 
 @click.command("attach")
-@click.argument("session", required=False)
+@click.argument("target", required=False)
 @click.option("--list", "as_list", is_flag=True, help="List the sessions waiting for a person.")
 @click.option(
     "--wait",
@@ -36,15 +38,18 @@ def wait_for_session(wanted: str | None, run: str | None, wait: float) -> LiveSe
     metavar="SECONDS",
     help="Wait this long for a session to open.",
 )
-def command(session: str | None, as_list: bool, wait: float) -> None:
+def command(target: str | None, as_list: bool, wait: float) -> None:
     """Work a task in its sandbox: the shell of a session `--agent human` opened.
+
+    TARGET names the session: its id (as the eval prints it), or its eval's log folder
+    or run id. Without TARGET, the one session waiting; several are listed and refused.
 
     Closing the terminal (or Ctrl-]) detaches; the session goes on until `task submit`
     or its time budget, and `labcoat attach` returns to it.
     """
     if as_list:
         for s in live_sessions():
-            click.echo(f"{s.id}  {s.sample} (epoch {s.epoch})  since {time.ctime(s.started)}")
+            click.echo(f"{describe(s)}  since {time.ctime(s.started)}")
         return
-    chosen = wait_for_session(session, None, wait)
+    chosen = wait_for_session(target, wait)
     write_line(f"labcoat: {attach(chosen)}")

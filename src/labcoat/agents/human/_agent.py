@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from inspect_ai.log._samples import sample_active
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef
@@ -22,7 +23,13 @@ from labcoat._errors import LabcoatError
 from labcoat.agents.human._clock import WorkingClock
 from labcoat.agents.human._control import HumanControl, ScoreCall
 from labcoat.agents.human._record import MODEL, SUMMARY_KEY, SessionRecord
-from labcoat.agents.human._sessions import RUN_TOKEN_ENV, LiveSession, register, unregister
+from labcoat.agents.human._sessions import (
+    RUN_TOKEN_ENV,
+    LiveSession,
+    local_log_dir,
+    register,
+    unregister,
+)
 from labcoat.integrity import INTEGRITY_FLAGS, flags_of
 from labcoat.sandbox import BwrapSession, current_bwrap_session
 
@@ -57,7 +64,7 @@ def _score_call(tools: list[Tool]) -> ScoreCall | None:
     return None
 
 
-def _welcome(state: TaskState, budget: float | None, has_score: bool) -> str:
+def _welcome(state: TaskState, budget: float | None, has_score: bool, session_id: str) -> str:
     limit = f"{budget / 3600:.2f} h of working time" if budget else "no time budget"
     commands = ["task instructions", "task status", "task stop / task start (pause, resume)"]
     if has_score:
@@ -68,7 +75,8 @@ def _welcome(state: TaskState, budget: float | None, has_score: bool) -> str:
         f"You have {limit}; the clock started when you first attached.\n"
         f"Commands: {'; '.join(commands)}.\n"
         f"Everything you type and see here is recorded in the run's log.\n"
-        f"Detach with Ctrl-] (the session goes on; `labcoat attach` returns to it).\n"
+        f"Detach with Ctrl-] (the session goes on; `labcoat attach {session_id}` returns "
+        "to it).\n"
         f"The instructions are in {SANDBOX_DIR}/instructions.txt:\n\n"
     )
 
@@ -119,7 +127,9 @@ def human_agent(family_tools: Callable[[dict[str, Any]], list[Tool]] | None = No
         budget = _budget_seconds(state.metadata)
         score = _score_call(family_tools(state.metadata) if family_tools else [])
         instructions = _instructions(state)
-        _install(host, (agent.uid, agent.gid), instructions, _welcome(state, budget, bool(score)))
+        session_id = uuid.uuid4().hex[:12]
+        welcome = _welcome(state, budget, bool(score), session_id)
+        _install(host, (agent.uid, agent.gid), instructions, welcome)
         record = SessionRecord(state)
         clock = WorkingClock(budget)
         control = HumanControl(record, clock, instructions, score, freeze=session.paused)
@@ -133,7 +143,7 @@ def human_agent(family_tools: Callable[[dict[str, Any]], list[Tool]] | None = No
                 group.start_soon(listener.serve, control.serve)
                 group.start_soon(_terminal_server, session, control, budget)
                 try:
-                    live = await _open(state, control, host)
+                    live = await _open(state, control, host, session_id)
                     await _until_done(control)
                 finally:  # however it ends, the person hears why before the terminal goes
                     with anyio.CancelScope(shield=True):
@@ -160,17 +170,19 @@ def human_agent(family_tools: Callable[[dict[str, Any]], list[Tool]] | None = No
     return solve
 
 
-async def _open(state: TaskState, control: HumanControl, host: Path) -> Path:
-    """Wait for the terminal server, then say where the person attaches."""
+async def _open(state: TaskState, control: HumanControl, host: Path, session_id: str) -> Path:
+    """Wait for the terminal server, then say where the person attaches: a command that
+    names this session (never "the one waiting": other evals may have theirs)."""
     with anyio.fail_after(READY_SECONDS):
         await control.ready.wait()
     if control.start_error is not None:
         raise LabcoatError(
             f"--agent human: the terminal server did not start: {control.start_error}"
         )
+    active = sample_active()
     live = register(
         LiveSession(
-            id=uuid.uuid4().hex[:12],
+            id=session_id,
             task=str(state.metadata.get("task_id") or state.sample_id),
             sample=str(state.sample_id),
             epoch=state.epoch,
@@ -178,11 +190,14 @@ async def _open(state: TaskState, control: HumanControl, host: Path) -> Path:
             pid=os.getpid(),
             run=os.environ.get(RUN_TOKEN_ENV, ""),
             started=time.time(),
+            log_dir=local_log_dir(active.log_location) if active else "",
+            run_id=(active.run_id or "") if active else "",
+            eval_id=active.eval_id if active else "",
         )
     )
-    control.record.event("waiting", attach=f"labcoat attach {live.stem}")
+    control.record.event("waiting", attach=f"labcoat attach {session_id}")
     print(
-        f"labcoat: {state.sample_id} is ready for a person: labcoat attach {live.stem}",
+        f"labcoat: {state.sample_id} is ready for a person: labcoat attach {session_id}",
         file=sys.stderr,
         flush=True,
     )

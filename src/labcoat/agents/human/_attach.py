@@ -98,18 +98,50 @@ def _relay(conn: socket.socket, stdin: int, stdout: int, resized: list[bool]) ->
             conn.sendall(frame(b"d", data))
 
 
+class NotOneSession(LabcoatError):
+    """`labcoat attach` did not name exactly one session; `sessions` are those there are
+    (or those named), which the command lists before the error's hint."""
+
+    def __init__(self, message: str, sessions: list[LiveSession], ambiguous: bool) -> None:
+        super().__init__(message)
+        self.sessions = sessions
+        self.ambiguous = ambiguous
+        """Several match: waiting for more sessions cannot make it one."""
+
+
+HINT = "name one: `labcoat attach ID` or `labcoat attach LOGDIR` (the eval's --log-dir)"
+
+
 def pick(sessions: list[LiveSession], wanted: str | None) -> LiveSession:
+    """The one session `wanted` names (see `LiveSession.belongs_to`), or with no name the
+    only session waiting; anything else is refused, with the sessions there are."""
     if wanted is not None:
-        matches = [s for s in sessions if s.id == wanted or s.id.startswith(wanted)]
-        if len(matches) != 1:
-            raise LabcoatError(f"no waiting session {wanted!r} (see `labcoat attach --list`)")
+        matches = [s for s in sessions if s.belongs_to(wanted)]
+        if not matches:
+            raise NotOneSession(
+                f"no waiting session belongs to {wanted!r} (a session id, or an eval's log "
+                "folder or run id; `labcoat attach --list` shows them)",
+                sessions,
+                ambiguous=False,
+            )
+        if len(matches) > 1:
+            raise NotOneSession(
+                f"{len(matches)} sessions belong to {wanted!r}: {HINT}", matches, ambiguous=True
+            )
         return matches[0]
     if not sessions:
-        raise LabcoatError("no session is waiting for a person (start one with --agent human)")
+        raise NotOneSession(
+            "no session is waiting for a person (start one with --agent human)", [], False
+        )
     if len(sessions) > 1:
-        names = ", ".join(f"{s.id} ({s.sample})" for s in sessions)
-        raise LabcoatError(f"several sessions are waiting: {names}; name one")
+        raise NotOneSession(f"{len(sessions)} sessions are waiting: {HINT}", sessions, True)
     return sessions[0]
+
+
+def describe(session: LiveSession) -> str:
+    """One line of `labcoat attach --list`: the id, the sample, the eval's log folder."""
+    where = f"  logs {session.log_dir}" if session.log_dir else ""
+    return f"{session.id}  {session.sample} (epoch {session.epoch}){where}"
 
 
 def write_line(text: str) -> None:

@@ -1,5 +1,9 @@
 """Where `labcoat attach` finds the sessions waiting for a person: one JSON file per live
-session in the user's cache (`LABCOAT_CACHE/human-sessions`), removed when it ends."""
+session in the user's cache (`LABCOAT_CACHE/human-sessions`), removed when it ends.
+
+Every eval of the user's writes there, so a session is found through its own eval (its
+log folder, Inspect's run or eval id) or its own id, never by merely being the one there:
+two evals on one machine would otherwise take each other's sessions."""
 
 from __future__ import annotations
 
@@ -27,7 +31,34 @@ class LiveSession:
     pid: int
     """The eval process holding the session."""
     run: str
+    """The token of the `labcoat eval` at a terminal that started the eval ("" if none)."""
     started: float
+    log_dir: str = ""
+    """The eval's log folder (absolute, as `labcoat attach LOGDIR` names it)."""
+    run_id: str = ""
+    """Inspect's id of the eval run (in the log's header)."""
+    eval_id: str = ""
+    """Inspect's id of the task's eval (in the log's header)."""
+
+    def belongs_to(self, target: str) -> bool:
+        """Whether `target` names this session: its id (or a prefix of it), its eval's
+        run or eval id, or its eval's log folder (or a folder holding it)."""
+        if target in (self.run_id, self.eval_id) or self.id.startswith(target):
+            return True
+        return bool(self.log_dir) and _within(self.log_dir, target)
+
+
+def _within(log_dir: str, target: str) -> bool:
+    if "://" in log_dir:  # a remote log folder: named as given
+        return log_dir.rstrip("/") == target.rstrip("/")
+    here, wanted = Path(log_dir), Path(os.path.realpath(target))
+    return here == wanted or wanted in here.parents
+
+
+def local_log_dir(log_location: str) -> str:
+    """The log folder of a log file, absolute (resolved as `belongs_to` resolves a name)."""
+    folder = log_location.rsplit("/", 1)[0] if "/" in log_location else "."
+    return folder if "://" in folder else os.path.realpath(folder)
 
 
 def sessions_dir() -> Path:
