@@ -5,7 +5,7 @@
 #   labcoat-one       has none                    -> rootless, one user
 # Each gets a copy of this checkout and its own .venv (Debian's python3), and its run
 # fails if labcoat chose another mode than the one expected (LABCOAT_EXPECT_MODE).
-#   scripts/test-as-users.sh [PYTEST-ARGS...]
+#   scripts/test-as-users.sh [PYTEST-ARGS...]   (test paths among them replace the list)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 say() { printf 'test-as-users: %s\n' "$*" >&2; }
@@ -86,10 +86,17 @@ prepare() {  # USER WITH_RANGE
     su "$user" -c "cd ~/labcoat && PATH=/usr/local/bin:/usr/bin:/bin ./scripts/bootstrap.sh --dev" >&2
 }
 
+# test paths given on the command line replace the list (options such as -q are added to it)
+for arg in "$@"; do
+    case "$arg" in
+        tests/*) TESTS=(); break ;;
+    esac
+done
+
 run_as() {  # USER MODE PYTEST-ARGS...
     local user="$1" mode="$2"
     shift 2
-    say "$user ($mode): ${TESTS[*]}"
+    say "$user ($mode): ${TESTS[*]:-$*}"
     su "$user" -c "cd ~/labcoat && LABCOAT_EXPECT_MODE=$mode LABCOAT_REQUIRE_BROWSER=${LABCOAT_REQUIRE_BROWSER:-} \
         .venv/bin/python -m pytest -n 2 --dist loadfile -p no:cacheprovider $(printf '%q ' "$@" "${TESTS[@]}")"
 }
