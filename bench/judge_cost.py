@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 import anyio
 from inspect_ai.model import (
     ChatMessage,

@@ -22,6 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 import anyio
 
 from labcoat.families.rebench import TaskFamilyDir, normalize, run_operation

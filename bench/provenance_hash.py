@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
+
 from labcoat.families._provenance_hash import clear_folder_hashes, folder_hash
 
 BIG_FILES = 4

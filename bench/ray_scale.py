@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 from ray.cluster_utils import Cluster
 
 GIB = 1024**3

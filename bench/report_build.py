@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from analysis._synthetic import demo_logs

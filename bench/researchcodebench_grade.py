@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 import anyio
 
 from labcoat.families.researchcodebench import (

@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 import anyio
 
 from labcoat.sandbox import BwrapConfig, BwrapSession, PythonEnv, _command

@@ -15,6 +15,7 @@ import os
 import statistics
 import time
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 import anyio
 
 from labcoat.sandbox import BwrapConfig, BwrapSession, has_separate_root

@@ -14,6 +14,7 @@ import argparse
 import statistics
 import time
 
+import _checkout_venv  # noqa: F401  (first: runs this script in the checkout's .venv)
 import anyio
 
 from labcoat.sandbox import BwrapConfig, BwrapSession
