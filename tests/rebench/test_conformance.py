@@ -343,16 +343,18 @@ def test_final_score_that_exits_non_zero_is_a_sample_error(tmp_path: Path) -> No
     samples = {s.id: s for s in log.samples or []}
     fine = samples["exits/fine"]
     assert fine.error is None and fine.scores["rebench_scorer"].value["raw"] == 1.0
-    for task, code, reason in (
-        ("exits/exits", 4, "Oh no!"),
-        ("exits/quiet", 2, "nothing on stderr; stdout ends: only stdout"),
-        ("exits/raises", 1, "ValueError: the submission broke the scorer"),
-        ("late/main", 5, "cannot score"),
+    # the error's one line: the exit code, then what stdout and stderr end with (as in
+    # METR's bridge, whose tests look for all three)
+    for task, code, ending in (
+        ("exits/exits", 4, "; stdout: Hi there!; stderr: Oh no!"),
+        ("exits/quiet", 2, "; stdout: only stdout; stderr: (empty)"),
+        ("exits/raises", 1, "; stdout: (empty); stderr: Traceback"),
+        ("late/main", 5, "; stdout: (empty); stderr: cannot score"),
     ):
         sample = samples[task]
         assert sample.error is not None, task
         message = sample.error.message
-        assert "\n" not in message and f"exited with code {code}: {reason}" in message, message
+        assert "\n" not in message and f"exited with code {code}{ending}" in message, message
         assert not sample.scores  # no floor score, no flag: an error
         kept = sample.store[SCORING_ERROR]
         assert kept["exit_code"] == code
@@ -360,6 +362,8 @@ def test_final_score_that_exits_non_zero_is_a_sample_error(tmp_path: Path) -> No
         # the transcript has it too (long text there is an attachment of the log)
         [event] = [d["final_scoring_failed"] for d in infos if "final_scoring_failed" in d]
         assert (event["function"], event["exit_code"]) == (kept["function"], code)
+    raised = samples["exits/raises"].error
+    assert raised is not None and "⏎ ValueError: the submission broke the scorer" in raised.message
     kept = samples["exits/exits"].store[SCORING_ERROR]
     assert (kept["function"], kept["stdout"].strip(), kept["stderr"].strip()) == (
         "score",

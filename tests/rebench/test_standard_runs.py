@@ -314,12 +314,13 @@ def test_scoring_the_solution_broke_is_flagged_or_an_error(
         assert words in flag, (task, flag)
     # score() that exits non-zero (it raised, or called sys.exit) makes the sample an
     # error carrying the exit code, as in METR's task bridge
-    for task, words in (
-        ("crash", "score() exited with code 1: subprocess.CalledProcessError"),
-        ("exits", "score() exited with code 3: giving up"),
+    for task, code, words in (
+        ("crash", 1, "subprocess.CalledProcessError"),
+        ("exits", 3, "giving up"),
     ):
         error = samples[task].error
-        assert error is not None and words in error.message, (task, error)
+        assert error is not None and f"score() exited with code {code}; stdout: " in error.message
+        assert words in error.message.split("; stderr: ", 1)[1], (task, error)
     results = {r.task_id: r for r in collect_results([log])}
     assert results["solution_check/hang"].normalized_mean == 0.0  # counted, not left out
     assert results["solution_check/hang"].flagged

@@ -94,8 +94,9 @@ def test_scoring_output_non_zero_exit_is_an_error(
         return
     assert sample.error is not None and f"exited with code {code}" in sample.error.message
     assert "\n" not in sample.error.message
-    if stderr:  # the error's one line ends with stderr's last line
-        assert f"exited with code {code}: {stderr}" in sample.error.message
+    # the error's one line has all three, as the bridge's own test expects
+    streams = f"stdout: {stdout or '(empty)'}; stderr: {stderr or '(empty)'}"
+    assert f"exited with code {code}; {streams}" in sample.error.message
     kept = sample.store[SCORING_ERROR]
     assert (kept["exit_code"], kept["stdout"].strip(), kept["stderr"].strip()) == (
         code,

@@ -32,7 +32,7 @@ from inspect_ai.util import store
 from labcoat._errors import LabcoatError
 from labcoat._util.progress import run_progress
 from labcoat.families._score import NORMALIZED, RAW, mean_scored, research_score, stderr_scored
-from labcoat.families.rebench._family import AGENT_HOME, OperationFailed, last_line
+from labcoat.families.rebench._family import AGENT_HOME, OperationFailed
 from labcoat.families.rebench._sample import (
     FLAGS_KEY,
     SampleTask,
@@ -55,6 +55,7 @@ SCORING_ERROR = "labcoat:rebench:scoring_error"
 """Store key: the final scoring that exited non-zero (function, exit code, stdout, stderr)."""
 MANUAL = "manual_scoring"
 KEPT_OUTPUT = 200_000  # characters of each stream kept with a scoring error (its end)
+ERROR_TAIL = 500  # characters of each stream in the error's one line (its end)
 
 FLOOR = 0.0
 """The lowest normalized score: the starting solution's."""
@@ -123,13 +124,24 @@ def _kept(text: str) -> str:
     return f"[{len(text) - KEPT_OUTPUT} characters before]\n{text[-KEPT_OUTPUT:]}"
 
 
+def _tail(text: str) -> str:
+    """What a stream ends with, in one line: its last ERROR_TAIL characters, line breaks
+    shown as ⏎."""
+    text = text.strip()
+    if not text:
+        return "(empty)"
+    cut = len(text) > ERROR_TAIL
+    text = text[-ERROR_TAIL:]
+    return ("…" if cut else "") + " ⏎ ".join(" ".join(line.split()) for line in text.splitlines())
+
+
 def _exit_reason(failed: OperationFailed) -> str:
-    """Stderr's last meaningful line (else what stdout ends with)."""
-    if failed.stderr.strip():
-        return last_line(failed.stderr)
-    if failed.stdout.strip():
-        return f"nothing on stderr; stdout ends: {last_line(failed.stdout)}"
-    return "no output"
+    """The exit code, then what stdout and stderr end with (METR's task bridge puts all
+    three in the error; the whole streams are in the store)."""
+    return (
+        f"exited with code {failed.exit_code}; stdout: {_tail(failed.stdout)}; "
+        f"stderr: {_tail(failed.stderr)}"
+    )
 
 
 def scoring_exited(sample: SampleTask, function: str, failed: OperationFailed) -> ScoringExited:
@@ -143,10 +155,7 @@ def scoring_exited(sample: SampleTask, function: str, failed: OperationFailed) -
     }
     store().set(SCORING_ERROR, record)
     transcript().info({"final_scoring_failed": record}, source="labcoat.score")
-    return ScoringExited(
-        f"{sample.family.name}/{sample.task}: {function}() exited with code "
-        f"{failed.exit_code}: {_exit_reason(failed)}"
-    )
+    return ScoringExited(f"{sample.family.name}/{sample.task}: {function}() {_exit_reason(failed)}")
 
 
 def _exited(failed: OperationFailed | None) -> TypeGuard[OperationFailed]:
