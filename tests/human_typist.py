@@ -3,6 +3,7 @@ reads what the screen shows, for `labcoat attach` and `labcoat eval --agent huma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import select
@@ -55,19 +56,31 @@ class Typist:
         os.waitpid(self.pid, 0)
         os.close(self.fd)
 
+    def close(self) -> None:
+        """Kill the command if it still runs, and let go of its terminal."""
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
     def wait(self, timeout: float = 300.0) -> int:
         """The command's exit code, reading the screen until it ends."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             done, status = os.waitpid(self.pid, os.WNOHANG)
             if done:
-                self._drain()
+                self.drain()
                 return os.waitstatus_to_exitcode(status)
-            self._drain(0.2)
+            self.drain(0.2)
         raise AssertionError(f"still running after {timeout} s:\n{self.screen}")
 
-    def _drain(self, timeout: float = 0.0) -> None:
-        while select.select([self.fd], [], [], timeout)[0]:
+    def drain(self, timeout: float = 0.0) -> None:
+        """Read what the screen shows now, for at most `timeout` seconds (a display that
+        redraws all the time, as Inspect's full-screen one, has always more)."""
+        end = time.monotonic() + timeout
+        while select.select([self.fd], [], [], max(0.0, end - time.monotonic()))[0]:
             try:
                 data = os.read(self.fd, 65536)
             except OSError:

@@ -20,6 +20,7 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from labcoat.sandbox._disk import release_mounts
+from tests.human_typist import Typist
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap (bubblewrap)")
 
@@ -246,3 +247,50 @@ def test_ctrl_c_during_validate_says_interrupted_and_nothing_else(tmp_path: Path
     assert err.strip().splitlines()[-1].startswith("labcoat: interrupted")
     assert "validate: oracle" not in said  # no verdict table for a run that didn't finish
     assert "cancelled" in _statuses(log_dir / "concurrent")
+
+
+def _wait_at_terminal(person: Typist, marker: str, timeout: float = 240) -> None:
+    """Until the agent's sleeping command runs, reading the screen meanwhile (a full pty
+    would stop the eval)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        person.drain(0.5)
+        ended = os.waitid(os.P_PID, person.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        assert ended is None, f"the run ended before it was interrupted:\n{person.screen[-3000:]}"
+        if subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout.strip():
+            return
+    raise AssertionError(f"the agent's command never started:\n{person.screen[-3000:]}")
+
+
+def test_ctrl_c_at_a_terminal_says_how_to_resume_and_the_rerun_says_what_it_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a real terminal (a pty) Inspect's full-screen display reads Ctrl-C as a key and
+    cancels the run itself. Before: labcoat's `interrupted: … run the same command again`
+    never appeared; Inspect's summary did (with `inspect eval-retry …` once a sample was
+    done, which bypasses labcoat's resume), once with a control server's CancelledError
+    traceback; a re-run said nothing of what it resumed."""
+    monkeypatch.setenv("TERM", "xterm-256color")  # as in tmux: the full-screen display
+    monkeypatch.setenv("LABCOAT_SANDBOX_DIR", str(tmp_path / "sandboxes"))
+    log_dir = tmp_path / "logs"
+    script = _sleep_script(tmp_path, 600)
+    marker = script.read_text().split("max(0, ")[1].split(" ")[0]
+    args = _command(log_dir, script)[3:-1]  # `eval …` without --json: what a person types
+    said = []
+    for rerun in (False, True):
+        person = Typist(*args)
+        try:
+            if rerun:  # the same command again: it says what it resumes, then runs
+                person.read_until(f"resuming: 0 of 7 samples already done in {log_dir}", 240)
+            _wait_at_terminal(person, marker)
+            person.press(b"\x03")
+            assert person.wait(STOP_TIMEOUT_S) == 130, person.screen[-3000:]
+        finally:
+            person.close()
+        said.append(person.screen)
+    for screen in said:
+        assert "labcoat: interrupted: " in screen, screen[-3000:]
+        assert "run the same command again" in screen
+        assert "eval-retry" not in screen and "Resume task with" not in screen
+        assert "Traceback" not in screen and "Unknown child process" not in screen
+    assert "resuming:" not in said[0]  # a first run has nothing to resume

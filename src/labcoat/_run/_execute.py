@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import sys
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +24,7 @@ from labcoat._run._ledger import ledger_path
 from labcoat._run._logdir import is_remote
 from labcoat._run._models import check_model
 from labcoat._run._results import TaskResult, only_not_started
+from labcoat._run._resume import resume_line
 from labcoat._run._tasks import build_tasks
 from labcoat.agents import WITHOUT_MODEL
 from labcoat.families import TaskEntry
@@ -147,12 +150,17 @@ def run_entries(
     for agent in options.agents:
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
     account = _account(options)
+    # the same command again resumes: say what the earlier runs left
+    resuming = resume_line(options.log_dir, tasks, options.epochs, getattr(options, "limit", None))
+    if resuming:
+        print(f"labcoat: {resuming}", file=sys.stderr, flush=True)
     try:
         # a quiet stop; a second Ctrl-C ends the process (_interrupts.py)
         with guarded(), guarding(LocalBank(account) if account else None):
             success, logs = _eval_set(tasks, options, limits)
             stopped = was_interrupted()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # CancelledError: Ctrl-C as a key of Inspect's full-screen display (a terminal)
         raise interrupted from None
     # Inspect may also return normally from a cancelled run (with fewer logs): the logs
     # on disk say so

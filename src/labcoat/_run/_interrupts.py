@@ -13,10 +13,17 @@ the start of each run: the first Ctrl-C is noted and passed on (Inspect cancels 
 before); from then on Inspect's console and its subscriber warnings are silenced, and
 labcoat says itself that the run was interrupted; a second Ctrl-C ends the process at
 once with exit code 130.
+
+At a real terminal Inspect's full-screen display reads the keyboard raw: Ctrl-C there is
+a key, not a signal, and the display cancels the run itself. The same hook sees that run
+end cancelled and silences the console as for SIGINT, before the display prints its
+summary, whose `inspect eval-retry` hint would bypass labcoat's own resume (the same
+command again).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import threading
@@ -41,6 +48,8 @@ class _State:
         self.active = False
         """An eval set is running under `guarded`."""
         self.interrupts = 0
+        self.cancelled = False
+        """A run ended cancelled (the full-screen display's Ctrl-C key)."""
         self.wrapped: dict[int, Handler] = {}
         """id(wrapper) -> the runner's handler it wraps."""
 
@@ -49,8 +58,9 @@ _state = _State()
 
 
 def interrupted() -> bool:
-    """Whether Ctrl-C (or SIGTERM, passed on as Ctrl-C) reached the guarded run."""
-    return _state.interrupts > 0
+    """Whether Ctrl-C (or SIGTERM, passed on as Ctrl-C) reached the guarded run, as a
+    signal or as the full-screen display's key."""
+    return _state.interrupts > 0 or _state.cancelled
 
 
 def note_interrupt() -> None:
@@ -86,6 +96,18 @@ class _SubscriberNoise(logging.Filter):
 _noise = _SubscriberNoise()
 
 
+class _CancelledServerNoise(logging.Filter):
+    """Drop the traceback of Inspect's control server (uvicorn), whose lifespan is
+    cancelled with an interrupted run: a cancellation, not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "CancelledError" not in record.getMessage()
+
+
+SERVER_LOGGER = "uvicorn.error"
+_server_noise = _CancelledServerNoise()
+
+
 class InterruptHooks(Hooks):
     """Wraps the event loop's SIGINT handler for the length of each guarded run."""
 
@@ -101,6 +123,9 @@ class InterruptHooks(Hooks):
 
     async def on_run_end(self, data: RunEnd) -> None:
         _unwrap()
+        if isinstance(data.exception, asyncio.CancelledError | KeyboardInterrupt):
+            _state.cancelled = True  # not counted as a Ctrl-C: a second one still may come
+            _quiet_console(True)
 
 
 def _unwrap() -> None:
@@ -134,13 +159,16 @@ def guarded() -> Iterator[None]:
     _register()
     _state.active = True
     _state.interrupts = 0
+    _state.cancelled = False
     logging.getLogger(TRANSCRIPT_LOGGER).addFilter(_noise)
+    logging.getLogger(SERVER_LOGGER).addFilter(_server_noise)
     try:
         yield
     finally:
         _unwrap()
-        if _state.interrupts:  # the process is on its way out (only the CLI runs this)
+        if interrupted():  # the process is on its way out (only the CLI runs this)
             exit_at_another_interrupt()
         _state.active = False
         logging.getLogger(TRANSCRIPT_LOGGER).removeFilter(_noise)
+        logging.getLogger(SERVER_LOGGER).removeFilter(_server_noise)
         _quiet_console(False)
