@@ -264,3 +264,91 @@ def parse_model_roles(pairs: tuple[str, ...]) -> dict[str, str]:
             raise click.UsageError(f"--model-role {pair!r}: expected ROLE=MODEL")
         roles[role.strip()] = model.strip()
     return roles
+
+
+class SampleLimit(click.ParamType):
+    """Inspect's `--limit`: the first N samples of each task, or samples A-B (from 1)."""
+
+    name = "N|A-B"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, (int, tuple)):
+            return value
+        text = str(value).strip()
+        first, dash, last = text.partition("-")
+        try:
+            if not dash:
+                count = int(text)
+                if count >= 1:
+                    return count
+            elif 1 <= int(first) <= int(last):
+                return (int(first) - 1, int(last))  # Inspect's (start, stop), 0-based
+        except ValueError:
+            pass
+        self.fail(f"{value!r}: expected a count (e.g. 10) or a range A-B (e.g. 10-20)", param, ctx)
+
+
+DISPLAYS = ("full", "conversation", "rich", "plain", "log", "none")
+"""Inspect's display types (`inspect eval --display`)."""
+
+
+def inspect_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Options `inspect eval` has, with its names and meanings, carried to Inspect."""
+    fn = click.option(
+        "--model-base-url",
+        metavar="URL",
+        help="Base URL of the model's API (an OpenAI-compatible server: http://HOST:PORT/v1); "
+        "checked to answer before anything starts.",
+    )(fn)
+    fn = click.option(
+        "--temperature",
+        type=click.FloatRange(min=0),
+        metavar="T",
+        help="Sampling temperature of the model's calls (Inspect's generate config).",
+    )(fn)
+    fn = click.option(
+        "--display",
+        type=click.Choice(DISPLAYS),
+        help="Inspect's display while the run goes (default: full).",
+    )(fn)
+    fn = click.option(
+        "--limit",
+        type=SampleLimit(),
+        metavar="N|A-B",
+        help="Run only the first N samples of each family's task, or samples A-B (from 1).",
+    )(fn)
+    return fn
+
+
+# Inspect options labcoat does not take, and what to use instead
+INSPECT_ELSEWHERE: dict[str, tuple[bool, str]] = {
+    "--sample-id": (False, "a sample is a task: choose it with --task ID (see `labcoat list`)"),
+    "--task-config": (False, "give task parameters as -T KEY=VALUE"),
+    "--model-config": (False, "give model arguments as -M KEY=VALUE"),
+    "--attempt-timeout": (False, "use --model-timeout SECONDS"),
+    "--max-sandboxes": (False, "each sample has one sandbox: use --max-samples N"),
+    "--retry-attempts": (False, "re-run the same command: it resumes the unfinished samples"),
+    "--fail-on-error": (False, "every sample runs even when some error; a re-run retries them"),
+    "--no-fail-on-error": (True, "every sample runs even when some error; a re-run retries them"),
+}
+
+
+def inspect_elsewhere(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Hidden options named as Inspect names them, each failing with where it went."""
+    for name, (flag, hint) in INSPECT_ELSEWHERE.items():
+        fn = click.option(
+            name,
+            is_flag=flag,
+            hidden=True,
+            expose_value=False,
+            callback=_elsewhere(name, hint),
+        )(fn)
+    return fn
+
+
+def _elsewhere(name: str, hint: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def fail(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value:
+            raise click.UsageError(f"{name} is Inspect's; labcoat has no such option: {hint}")
+
+    return fail

@@ -9,12 +9,15 @@ import sys
 import click
 
 from labcoat._cli._budget_note import print_budget
+from labcoat._cli._help import SectionedCommand
 from labcoat._cli._human_run import run_for_person, wants_foreground
 from labcoat._cli._options import (
     COUNT,
     budget_options,
     campaign_budget,
     campaign_options,
+    inspect_elsewhere,
+    inspect_options,
     parse_model_args,
     parse_model_roles,
     parse_task_args,
@@ -35,8 +38,38 @@ from labcoat._run._tasks import eval_log_dir, selected_entries, sole_family
 from labcoat.agents import AGENT_NAMES, check_agent_name, works_in_sandbox
 from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 
+# --help: what most runs set first, then each kind of option together
+SECTIONS = (
+    ("Common options", ("agent", "model", "task_ids", "family", "limit", "epochs", "log_dir")),
+    (
+        "Model",
+        (
+            "model_roles",
+            "model_args",
+            "model_base_url",
+            "temperature",
+            "max_connections",
+            "model_timeout",
+            "model_cost_config",
+        ),
+    ),
+    (
+        "Limits per sample",
+        ("time_limit", "working_limit", "token_limit", "cost_limit", "message_limit"),
+    ),
+    ("Budget of the whole run", ("budget_usd", "budget_tokens", "budget_gpu_hours")),
+    (
+        "Tasks",
+        ("task_arg", "secrets_file", "python", "any_gpu_model", "idea_hint", "search_provider"),
+    ),
+    (
+        "Running and output",
+        ("sandbox", "max_samples", "ray_address", "display", "no_inspect", "as_json"),
+    ),
+)
 
-@click.command("eval")
+
+@click.command("eval", cls=SectionedCommand, sections=SECTIONS)
 @click.argument("target")
 @selection_options
 @click.option(
@@ -81,6 +114,8 @@ from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
         "e.g. -T with_paper=false."
     ),
 )
+@inspect_options
+@inspect_elsewhere
 @run_options
 @secrets_option
 @budget_options
@@ -121,9 +156,16 @@ def command(
     search_provider: str | None,
     idea_hint: bool,
     as_json: bool,
+    limit: int | tuple[int, int] | None,
+    display: str | None,
+    temperature: float | None,
+    model_base_url: str | None,
 ) -> None:
     """Run agents on the tasks in TARGET; re-running the same command resumes it."""
     check_agent_name(agent)
+    if limit is not None and ray_address is not None:
+        raise LabcoatError("--limit does not work with --ray yet: choose the samples with --task")
+    generate = {"temperature": temperature} if temperature is not None else {}
     check_run_samples(1, epochs or 1)  # before anything is discovered: --epochs 10**9
     if search_provider:
         previous = os.environ.get(PROVIDER_ENV)
@@ -167,6 +209,11 @@ def command(
             epochs=epochs,
             model_args=model_args,
             model_roles=model_roles,
+            # each is another eval set: Inspect refuses another's logs, and a folder
+            # finished under --limit would resume as finished
+            limit=limit,
+            generate=generate,
+            model_base_url=model_base_url,
         ),
         max_samples=max_samples,
         inspect=not no_inspect,
@@ -185,6 +232,10 @@ def command(
         max_connections=max_connections,
         model_args=parse_model_args(model_args),
         budget=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
+        limit=limit,
+        display=display,
+        generate=generate,
+        model_base_url=model_base_url,
     )
     check_run_options(options)  # before the log folder is made
     if wants_foreground(agent):

@@ -63,6 +63,11 @@ class RunOptions:
     budget_dir: str | None = None
     """The folder whose ledger holds the run's spend (default: `log_dir`; `validate` runs
     its parts in sub-folders of one)."""
+    limit: int | tuple[int, int] | None = None
+    """Inspect's sample limit per task: the first N, or (start, stop) 0-based."""
+    generate: dict[str, Any] | None = None
+    """Inspect generate config for the model's calls, e.g. {"temperature": 0.2}."""
+    model_base_url: str | None = None
 
     @property
     def ledger(self) -> str | None:
@@ -86,7 +91,7 @@ def check_run_options(options: RunOptions) -> dict[str, Any]:
             "--agent human runs on this machine in the bwrap sandbox: drop --ray / --sandbox"
         )
     if options.model:
-        check_model(options.model, model_args=options.model_args)
+        check_model(options.model, model_args=options.model_args, base_url=options.model_base_url)
     for role, model in (options.model_roles or {}).items():
         check_model(model, f"--model-role {role}={model}")
     prices = load_prices(options.model_cost_config) if options.model_cost_config else {}
@@ -205,7 +210,9 @@ def _eval_set(tasks: list[Any], options: RunOptions, limits: dict[str, Any]) -> 
         log_dir=options.log_dir,
         model=options.model or NO_MODEL,
         model_args=options.model_args or {},
+        model_base_url=options.model_base_url,
         epochs=options.epochs,
+        limit=options.limit,
         max_samples=options.max_samples,
         max_tasks=options.max_tasks,
         model_roles=options.model_roles or None,
@@ -216,5 +223,6 @@ def _eval_set(tasks: list[Any], options: RunOptions, limits: dict[str, Any]) -> 
         # every sample runs even when some error; the errored ones are retried on re-run
         continue_on_fail=True,
         attempt_timeout=options.model_timeout,
+        **(options.generate or {}),
         **limits,
     )

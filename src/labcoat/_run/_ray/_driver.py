@@ -96,6 +96,16 @@ class RayRun:
 HEAD_RESOURCE = "node:__internal_head__"
 
 
+def _generate_identity(options: Any) -> dict[str, Any]:
+    """What else decides a group's results, only when given (earlier groups keep their
+    ids): the model's generate config and base URL."""
+    given = {
+        "generate": getattr(options, "generate", None),
+        "model_base_url": getattr(options, "model_base_url", None),
+    }
+    return {k: v for k, v in given.items() if v}
+
+
 def _on_head(ray: Any) -> dict[str, Any]:
     """Ray options that keep the coordinator on the head node (whose loss ends the cluster
     anyway), not on a worker node that may be lost mid-run."""
@@ -135,7 +145,8 @@ def run_on_ray(
         task_args=options.task_args or {},
         log_dir=log_dir,
         epochs=epochs,
-        identity={"model": model, "roles": options.model_roles or {}, "limits": limits},
+        identity={"model": model, "roles": options.model_roles or {}, "limits": limits}
+        | _generate_identity(options),
     )
     run = RayRun(groups)
     for group in groups:
@@ -170,6 +181,8 @@ def run_on_ray(
         prices=prices,
         max_connections=connections if models else None,
         model_timeout=options.model_timeout,
+        model_base_url=getattr(options, "model_base_url", None),
+        generate=getattr(options, "generate", None) or {},
         coordinator=coordinator,
         launch=launch,
         budget=ledger is not None,

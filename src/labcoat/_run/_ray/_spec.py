@@ -28,6 +28,9 @@ class RunSpec:
     max_connections: int | None = None
     model_timeout: int | None = None
     """Seconds per model-call attempt (Inspect's `attempt_timeout`)."""
+    model_base_url: str | None = None
+    generate: dict[str, Any] = field(default_factory=dict)
+    """Inspect generate config for the model's calls (`--temperature`)."""
     coordinator: Any = None
     """The run's coordinator actor (model slots, progress), or None."""
     launch: str = ""

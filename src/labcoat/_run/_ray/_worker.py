@@ -162,6 +162,7 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
             task,
             model=spec.model,
             model_args=spec.model_args,
+            model_base_url=spec.model_base_url,
             model_roles=spec.model_roles or None,  # type: ignore[arg-type]
             sample_id=[job.sample_id],  # type: ignore[list-item]
             epochs=1,
@@ -172,6 +173,7 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
             max_connections=spec.max_connections,
             attempt_timeout=spec.model_timeout,
             retry_on_error=0,
+            **spec.generate,
             **spec.limits,  # type: ignore[arg-type]
         )
     error = log.error.message.strip().splitlines()[0][:500] if log.error else None
