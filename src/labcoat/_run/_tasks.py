@@ -37,7 +37,7 @@ def selected_entries(
     `runnable`: when every chosen task is broken by Git LFS pointers alone, nothing can
     run: one `NoContentError` line says so (not one failure per task).
     """
-    found = discover(resolve_target(target))
+    found = discover(resolve_target(target), task_ids=task_ids)  # no other family's code runs
     entries = select(found, task_ids, family)
     if not entries:
         where = f" of family {family}" if family else ""

@@ -24,8 +24,12 @@ FAMILY_MODULES: dict[str, str] = {
 }
 
 
+BY_IDS = {"rebench"}
+"""Families whose `discover(root, task_ids)` loads only the tasks named."""
+
+
 class FamilyModule(Protocol):
-    def discover(self, root: Path) -> list[TaskEntry]: ...
+    def discover(self, root: Path, *args: Iterable[str]) -> list[TaskEntry]: ...
 
 
 def family_names() -> list[str]:
@@ -47,10 +51,16 @@ def task_function(name: str) -> Callable[..., Task]:
     return task_fn  # type: ignore[no-any-return]
 
 
-def discover(root: Path, families: Iterable[str] | None = None) -> list[TaskEntry]:
-    """All tasks under `root`, in every family's native format (or only `families`)."""
+def discover(
+    root: Path, families: Iterable[str] | None = None, task_ids: Iterable[str] | None = None
+) -> list[TaskEntry]:
+    """All tasks under `root`, in every family's native format (or only `families`).
+
+    `task_ids`: the tasks wanted; a family whose discovery runs code (RE-Bench's
+    get_tasks()) then loads only what they name (its `discover(root, task_ids)`)."""
     if not root.exists():
         raise LabcoatError(f"{root}: no such file or directory")
+    ids = list(task_ids or [])
     entries: list[TaskEntry] = []
     for name in families or family_names():
         module = family_module(name)
@@ -58,7 +68,9 @@ def discover(root: Path, families: Iterable[str] | None = None) -> list[TaskEntr
         nested = root / name
         folder = nested if nested.is_dir() else root
         try:
-            entries.extend(_plain_id(e) for e in module.discover(folder))
+            by_ids = ids and name in BY_IDS
+            found = module.discover(folder, ids) if by_ids else module.discover(folder)
+            entries.extend(_plain_id(e) for e in found)
         except LabcoatError as ex:
             # this family's data is broken as a whole: say so, and list the others
             entries.append(broken_entry(name, folder, str(ex)))

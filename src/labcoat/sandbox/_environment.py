@@ -53,6 +53,7 @@ from labcoat.sandbox._layout import Isolation, cache_dir, isolation
 from labcoat.sandbox._paths import PIP_MOUNT, SANDBOX_ENV
 from labcoat.sandbox._pip_adapt import (
     closest_available,
+    index_reachable,
     without_accelerator,
     without_unreachable_indexes,
 )
@@ -68,6 +69,8 @@ RECORD = "labcoat-env.json"
 REQUIREMENTS_COPY = "labcoat-requirements.txt"
 BUILD_LOG = "labcoat-build.log"
 MAX_VERSION_RETRIES = 5
+_OWN_INDEX = ("--no-index", "--index-url", "-i ", "-i=")
+"""Requirement lines that replace the host's index (whether it is reachable is moot)."""
 
 
 def envs_dir() -> Path:
@@ -159,7 +162,10 @@ async def _build(
             if harness is not None:
                 _link_from_harness(harness, _site_packages(staging))
             elif lines:
-                lines, retried = await _pip_install(box, env, lines, staging)
+                # no index here: pip's retries (5, backing off) would only delay its failure
+                own_index = any(line.startswith(_OWN_INDEX) for line in lines)
+                offline = not own_index and not await anyio.to_thread.run_sync(index_reachable)
+                lines, retried = await _pip_install(box, env, lines, staging, offline)
                 notes += retried
         await anyio.to_thread.run_sync(dedupe, staging)
         for note in notes:
@@ -187,13 +193,14 @@ async def _build(
 
 
 async def _pip_install(
-    box: _BuildSandbox, env: PythonEnv, lines: tuple[str, ...], staging: Path
+    box: _BuildSandbox, env: PythonEnv, lines: tuple[str, ...], staging: Path, offline: bool
 ) -> tuple[tuple[str, ...], list[str]]:
-    """pip install -r the lines; a missing pinned version moves to the closest one."""
+    """pip install -r the lines; a missing pinned version moves to the closest one.
+    `offline`: pip's index cannot be reached from here (pip tries each source once)."""
     notes: list[str] = []
     for _ in range(MAX_VERSION_RETRIES + 1):
         (staging / REQUIREMENTS_COPY).write_text("".join(f"{line}\n" for line in lines))
-        ok, output = await box.pip_install()
+        ok, output = await box.pip_install(retries=0 if offline else None)
         if ok:
             return lines, notes
         retry = closest_available(lines, output)
@@ -204,7 +211,8 @@ async def _pip_install(
         logger.warning("environment: %s; trying again", note)
     log = envs_dir() / f"{staging.name.split('.')[0]}.failed.log"
     log.write_text(output)
-    raise EnvironmentBuildError(env, pip_reason(output), log)
+    where = " (pip's index cannot be reached from this machine)" if offline else ""
+    raise EnvironmentBuildError(env, pip_reason(output) + where, log)
 
 
 def pip_reason(output: str) -> str:
@@ -279,15 +287,16 @@ class _BuildSandbox:
                 self.env, f"python -m venv failed: {pip_reason(output)}", None
             )
 
-    async def pip_install(self) -> tuple[bool, str]:
+    async def pip_install(self, retries: int | None = None) -> tuple[bool, str]:
         log = f"{SANDBOX_ENV}/{BUILD_LOG}"
         # the date as an option, not a variable: a pip without it fails instead of ignoring it
         date = self.env.uploaded_prior_to
         as_of = f"{DATE_OPTION} {shlex.quote(date)} " if date else ""
+        tries = f"--retries {retries} " if retries is not None else ""
         ok, output = await self._run(
             f"{SANDBOX_ENV}/bin/python {PIP_MOUNT}/pip install --no-input "
             "--disable-pip-version-check --root-user-action=ignore --progress-bar off "
-            f"{as_of}-r {SANDBOX_ENV}/{REQUIREMENTS_COPY} > {log} 2>&1; status=$?; "
+            f"{tries}{as_of}-r {SANDBOX_ENV}/{REQUIREMENTS_COPY} > {log} 2>&1; status=$?; "
             f"cat {log}; exit $status"
         )
         return ok, output

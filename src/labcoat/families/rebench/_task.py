@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
@@ -108,7 +108,7 @@ def images_for_names() -> bool:
     return _IMAGES_FOR_NAMES.get()
 
 
-def discover(root: Path) -> list[TaskEntry]:
+def discover(root: Path, task_ids: Iterable[str] | None = None) -> list[TaskEntry]:
     """One entry per task of every METR task family at or directly under `root`; a family
     whose files are broken is one entry that says why (the others still load).
 
@@ -116,8 +116,11 @@ def discover(root: Path) -> list[TaskEntry]:
     the source spells them out, else from get_tasks() run in the family's environment
     (all such families at once; one line on stderr says so). The manifest only adds
     metadata, and lists the tasks of a family whose get_tasks() cannot run yet.
+
+    `task_ids` (`family/task`): only the families they name are loaded, so no other
+    family's code runs (when one names no family here, all are, for the error's hints).
     """
-    families = find_families(root)
+    families = _named(find_families(root), task_ids)
     may_build = images_for_names()
     listings = _listings([f for f in families if _needs_code(f)])
     entries = []
@@ -127,6 +130,18 @@ def discover(root: Path) -> list[TaskEntry]:
         except LabcoatError as ex:
             entries.append(_broken(family, ex))
     return entries
+
+
+def _named(families: list[TaskFamilyDir], task_ids: Iterable[str] | None) -> list[TaskFamilyDir]:
+    """The families `task_ids` name: all without ids; none when no id is a RE-Bench id
+    (`family/task`); all when those ids name no family here (a typo: the error then
+    suggests from every task)."""
+    ids = list(task_ids or [])
+    if not ids:
+        return families
+    ours = [i.split("/", 1)[0] for i in ids if "/" in i]
+    named = [f for f in families if f.name in ours]
+    return named or (families if ours else [])
 
 
 def problem_kind(error: LabcoatError) -> str:
@@ -514,7 +529,7 @@ def rebench(
         root = resolve_target(target)
         nested = root / FAMILY
         ids = [tasks] if isinstance(tasks, str) else tasks
-        entries = select(discover(nested if nested.is_dir() else root), ids, None)
+        entries = select(discover(nested if nested.is_dir() else root, ids), ids, None)
         broken = [e for e in entries if e.problem]
         if broken:
             raise LabcoatError(f"{broken[0].id}: {broken[0].problem}")
