@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli_captured
 
-from labcoat.sandbox import _environment, _limits, limits_here
+from labcoat.sandbox import _environment, _limits, limits_here, namespaces_refused
 
 UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
 POINTER = (
@@ -187,3 +187,90 @@ def test_private_overlays_mount_here_and_a_refusal_is_named(
     assert any(line.startswith("shared read-only trees are bound, not overlaid") for line in weaker)
     # only root makes a sample's own /dev nodes
     assert any("/dev nodes" in line for line in weaker) == (os.geteuid() != 0)
+
+
+def test_without_a_target_check_says_what_this_machine_gives(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`labcoat check` as the README writes it: the machine alone, no task loaded."""
+    code, out, err = run_cli_captured(capsys, "check")
+    assert code == (2 if namespaces_refused() else 0), out + err
+    assert any("this machine: isolation " in line for line in err.splitlines()), err
+    assert "no TARGET: this machine only" in err and "task(s)" not in err
+    # a selection needs the tasks it selects from
+    code, _, err = run_cli_captured(capsys, "check", "--task", "prefix_sum/main")
+    assert code == 2 and "give one" in err and "Traceback" not in err
+
+
+def _cgroup_v1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cgroup v1 machine whose hierarchies this process may not write: this process's
+    own memory and pids cgroups are another user's folders (0555). Root passes mode bits,
+    so for root the kernel's refusal is played by a stand-in for mkdir there."""
+    root = tmp_path / "cgroup"
+    for controller in ("memory", "pids"):
+        (root / controller / "someone").mkdir(parents=True)
+        (root / controller / "cgroup.procs").write_text("")
+        (root / controller / "someone").chmod(0o555)
+    monkeypatch.setattr(_limits, "CGROUP_ROOT", root)
+    monkeypatch.setattr(_limits, "_own_cgroup_path", lambda controller: "/someone")
+    if os.geteuid() == 0:
+        real_mkdir = os.mkdir
+
+        def kernel(path: str | os.PathLike[str], mode: int = 0o777) -> None:
+            if str(path).startswith(str(root)):
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            real_mkdir(path, mode)
+
+        monkeypatch.setattr(os, "mkdir", kernel)
+    return root
+
+
+def test_on_cgroup_v1_an_ordinary_user_is_told_what_is_true(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No v2 remedy (systemd-run's Delegate=yes) where the cgroups are v1, and the refusal
+    as a sentence, not an errno's repr. (scripts/test-as-users.sh runs it as ordinary
+    users, where the refusal is the kernel's own.)"""
+    from labcoat.sandbox import _guarantees
+
+    root = _cgroup_v1(tmp_path, monkeypatch)
+    here = _guarantees.guarantees_here()
+    assert here.limits.startswith("rlimits per process (cgroup v2: not mounted at "), here.limits
+    assert "(this machine's cgroups are v1)" in here.limits
+    assert f"may not make cgroups in {root}/memory/someone (it belongs to " in here.limits
+    assert "Errno" not in here.limits and "Permission denied" not in here.limits
+    [line] = [w for w in here.weaker if w.startswith("memory and process limits")]
+    assert "cgroups are v1" in line and "cgexec -g memory,pids:labcoat-" in line, line
+    assert "systemd-run" not in line and "Delegate" not in line
+
+
+def test_forced_one_user_mode_says_what_chose_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user whose subordinate range would give separate users, with one-user asked for:
+    the one-user line names the setting, not `None`."""
+    from labcoat.sandbox import _guarantees
+
+    monkeypatch.setenv("LABCOAT_SANDBOX_MODE", "one-user")
+    monkeypatch.setattr(_guarantees, "mapping_problem", lambda: None)
+    cause = _guarantees._one_user_cause()
+    assert cause.startswith("LABCOAT_SANDBOX_MODE=one-user chose this mode"), cause
+    assert "None" not in cause
+
+
+def test_validate_says_which_guarantee_one_user_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verdicts from one-user sandboxes come with one line naming what does not hold
+    (the runs are left out: the line is about the machine, not the tasks)."""
+    from labcoat._cli import validate_cmd
+    from labcoat.sandbox import _guarantees
+    from labcoat.sandbox._layout import Isolation
+
+    monkeypatch.setattr(validate_cmd, "run_entries", lambda *args, **kwargs: ([], []))
+    argv = ("validate", "mini", "--task", "prefix_sum/main", "--log-dir", str(tmp_path / "logs"))
+    monkeypatch.setattr(_guarantees, "isolation", lambda: Isolation.ROOT)
+    _, _, err = run_cli_captured(capsys, *argv)
+    assert "isolation" not in err, err
+    monkeypatch.setattr(_guarantees, "isolation", lambda: Isolation.ONE_USER)
+    _, _, err = run_cli_captured(capsys, *argv)
+    [line] = [line for line in err.splitlines() if line.startswith("labcoat validate: isolation")]
+    assert "rootless-one-user: graders and the agent's code are one uid" in line, line

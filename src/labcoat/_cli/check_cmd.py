@@ -25,7 +25,7 @@ from labcoat.sandbox import (
 
 
 @click.command("check")
-@click.argument("target")
+@click.argument("target", required=False)
 @selection_options
 @click.option(
     "--no-build",
@@ -35,23 +35,29 @@ from labcoat.sandbox import (
 @secrets_option
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
 def command(
-    target: str,
+    target: str | None,
     task_ids: tuple[str, ...],
     family: str | None,
     no_build: bool,
     secrets_file: str | None,
     as_json: bool,
 ) -> None:
-    """Say, for every task of TARGET, what would fail: unbuildable requirements or images,
-    Git LFS pointers instead of files, GPUs asked for and missing, missing secrets or
-    sidecars, aux VMs asked for.
+    """Say what every sandbox gets on this machine and, for every task of TARGET, what
+    would fail: unbuildable requirements or images, Git LFS pointers instead of files,
+    GPUs asked for and missing, missing secrets or sidecars, aux VMs asked for.
+    Without TARGET, only this machine is checked.
     One line per problem; exit 2 if there is any."""
+    if target is None and (task_ids or family):
+        raise click.UsageError("--task and --family choose tasks of a TARGET: give one")
     with_secrets({}, secrets_file)
-    # --no-build: no task image is built to learn a family's tasks either
-    with without_image_builds() if no_build else contextlib.nullcontext():
-        entries = selected_entries(target, list(task_ids), family)
-        checked = anyio.run(check_entries, entries, not no_build)
-    problems = checked.problems
+    entries: list[TaskEntry] = []
+    checked = None
+    if target is not None:
+        # --no-build: no task image is built to learn a family's tasks either
+        with without_image_builds() if no_build else contextlib.nullcontext():
+            entries = selected_entries(target, list(task_ids), family)
+            checked = anyio.run(check_entries, entries, not no_build)
+    problems = checked.problems if checked else []
     refused = namespaces_refused()
     if as_json:
         click.echo(json.dumps([p.to_json() for p in problems], indent=2))
@@ -66,14 +72,17 @@ def command(
             click.echo(f"labcoat check: weaker than root's: {line}", err=True)
         for system, tasks in _own_systems(entries).items():
             click.echo(f"labcoat check: on {system}: {_some(tasks)}", err=True)
-        for date, tasks in checked.dates.items():
+        for date, tasks in (checked.dates if checked else {}).items():
             click.echo(f"labcoat check: resolved as of {date}: {_some(tasks)}", err=True)
         troubled = len({(p.task, p.family) for p in problems})
-        click.echo(
-            f"labcoat check: {describe_target(entries)}: "
-            + (f"{troubled} with problems" if problems else "no problems found"),
-            err=True,
+        what = (
+            f"{describe_target(entries)}: "
+            + (f"{troubled} with problems" if problems else "no problems found")
+            if target is not None
+            else "no TARGET: this machine only (`labcoat check mini` checks the bundled "
+            "suite's tasks too)"
         )
+        click.echo(f"labcoat check: {what}", err=True)
     sys.exit(2 if problems or refused else 0)
 
 

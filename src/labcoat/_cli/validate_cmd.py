@@ -26,6 +26,7 @@ from labcoat._run._execute import RunOptions, check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat._run._validate import judge
+from labcoat.sandbox import weaker_isolation
 
 # the log folder's parts (docs/cli.md)
 CONCURRENT = "concurrent"
@@ -105,6 +106,8 @@ def command(
                 "again to finish them"
             ) from None
     verdicts = judge(entries, results)
+    if sandbox == "bwrap" and (weaker := weaker_isolation()):  # what these verdicts lack
+        click.echo(f"labcoat validate: {weaker}", err=True)
     if as_json:
         click.echo(json.dumps([v.to_json() for v in verdicts], indent=2))
         print_budget(options, results, err=True)

@@ -52,6 +52,7 @@ from labcoat.sandbox._guarantees import (
     guarantees_here,
     namespaces_refused,
     require_sandboxes,
+    weaker_isolation,
 )
 from labcoat.sandbox._image import BuiltImage, ImageBuildError, built_image, ensure_image
 from labcoat.sandbox._image_spec import ImageSpec, ImageStep, SystemSpec
@@ -167,4 +168,5 @@ __all__ = [
     "task_python_paths",
     "thread_environment",
     "usable_gpus",
+    "weaker_isolation",
 ]

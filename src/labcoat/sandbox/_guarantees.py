@@ -15,8 +15,8 @@ from pathlib import Path
 
 from labcoat.sandbox import _trees_exec
 from labcoat.sandbox._disk import disk_mode, fuse_problem
-from labcoat.sandbox._layout import Isolation, isolation
-from labcoat.sandbox._limits import limits_here
+from labcoat.sandbox._layout import MODE_ENV, Isolation, isolation
+from labcoat.sandbox._limits import cgroup_user, cgroup_version, limits_here
 from labcoat.sandbox._userns import mapping_problem
 
 REFUSED_REMEDY = "or run labcoat as root, or choose another sandbox (--sandbox docker)"
@@ -58,13 +58,12 @@ def guarantees_here() -> Guarantees:
             "agent's code in a sandbox nested in theirs (LABCOAT_AS_AGENT), but a grader "
             "that runs it in its own process or as itself shares its files and processes, "
             "and families that need root's runuser or a writable /protected cannot run"
-            + (f" — {mapping_problem()}" if os.geteuid() != 0 else "")
+            + (f" — {_one_user_cause()}" if os.geteuid() != 0 else "")
         )
     if limits.startswith("rlimits"):
         weaker.append(
             "memory and process limits hold per process, not for a sample's processes "
-            "together — a cgroup labcoat may write gives them back (root, or a delegated "
-            "cgroup v2: `systemd-run --user --scope -p Delegate=yes labcoat ...`)"
+            f"together — {_cgroup_remedy()}"
         )
     if disk.startswith("watch"):
         weaker.append(
@@ -91,6 +90,54 @@ def guarantees_here() -> Guarantees:
             "only root builds"
         )
     return Guarantees(mode, limits, disk, weaker)
+
+
+def weaker_isolation() -> str | None:
+    """One line where this machine's mode is weaker than separate users (one user): the
+    guarantee that does not hold. None where sandboxes have a separate root."""
+    if isolation() is not Isolation.ONE_USER:
+        return None
+    return (
+        f"isolation {Isolation.ONE_USER}: graders and the agent's code are one uid, so a "
+        "grader that runs that code in its own process (ResearchCodeBench's tests) or "
+        "outside LABCOAT_AS_AGENT's nested sandbox shares its files and processes with it "
+        "(`labcoat check` says why this mode, and what gives separate users)"
+    )
+
+
+def _one_user_cause() -> str:
+    """Why an ordinary user's sandboxes have one user: no usable subordinate range, or a
+    setting that asks for the mode where the range would give separate users."""
+    problem = mapping_problem()
+    if problem is not None:
+        return problem
+    asked = (
+        f"{MODE_ENV}=one-user"
+        if os.environ.get(MODE_ENV, "auto") not in ("", "auto")
+        else "LABCOAT_SANDBOX_USERNS=1"
+    )
+    return f"{asked} chose this mode; this user's subordinate range gives separate users without it"
+
+
+def _cgroup_remedy() -> str:
+    """What gives a sample's processes a cgroup here, for this machine's cgroup version."""
+    if os.environ.get("LABCOAT_SANDBOX_CGROUPS", "1") == "0":
+        return "LABCOAT_SANDBOX_CGROUPS=0 turned cgroups off: unset it"
+    version = cgroup_version()
+    if version == "v2":
+        return (
+            "a cgroup labcoat may write gives them back (root, or a delegated cgroup v2: "
+            "`systemd-run --user --scope -p Delegate=yes labcoat ...`)"
+        )
+    if version == "v1":
+        user = cgroup_user()
+        return (
+            "this machine's cgroups are v1, where only root makes cgroups unless root gives "
+            f"a user a cgroup of its own: run labcoat as root, or as root `cgcreate -a {user} "
+            f"-t {user} -g memory,pids:labcoat-{user}` (Debian's cgroup-tools) and then, as "
+            f"{user}, `cgexec -g memory,pids:labcoat-{user} labcoat ...`"
+        )
+    return "no cgroup hierarchy with the memory and pids controllers is mounted at /sys/fs/cgroup"
 
 
 @functools.cache

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import logging
 import os
+import pwd
 import shlex
 import signal
 import time
@@ -132,6 +133,7 @@ def _write_v1(d: Path, controller: str, wanted: Wanted) -> None:
 def _try_v1(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup | None:
     group = Cgroup("v1")
     requested = {"memory": wanted.memory_mb, "pids": wanted.pids, "cpu": wanted.cpus}
+    d: Path | None = None
     try:
         for controller, value in requested.items():
             if value is None:
@@ -151,10 +153,51 @@ def _try_v1(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup |
     except OSError as ex:
         logger.debug("cgroup v1 unavailable: %s", ex)
         if why is not None:
-            why.append(f"cgroup v1: {ex}")
+            why.append(f"cgroup v1: {_v1_refusal(ex, d)}")
         group.remove()
         return None
     return group if group.dirs else None
+
+
+def _v1_refusal(ex: OSError, made: Path | None) -> str:
+    """Why a v1 cgroup could not be made, as a sentence (an errno's repr names no one)."""
+    path = Path(os.fsdecode(ex.filename)) if ex.filename is not None else None
+    if path is None or ex.errno not in (errno.EACCES, errno.EPERM):
+        return f"{path}: {(ex.strerror or str(ex)).lower()}" if path is not None else str(ex)
+    who = cgroup_user()
+    if made is not None and (path == made or path in made.parents):  # a mkdir
+        return f"{who} may not make cgroups in {path.parent} (it belongs to {_owner(path.parent)})"
+    return f"{who} may not write {path} (it belongs to {_owner(path)})"
+
+
+def cgroup_user() -> str:
+    """This process's user's name (its uid where it has none)."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
+def _owner(path: Path) -> str:
+    try:
+        uid = path.stat().st_uid
+    except OSError:
+        return "another user"
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def cgroup_version() -> str | None:
+    """Which cgroups this machine has: `v2` where /sys/fs/cgroup is the unified hierarchy,
+    `v1` where it holds a v1 memory or pids hierarchy (a hybrid's controller-less v2 beside
+    them counts as v1), else None."""
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return "v2"
+    if any((CGROUP_ROOT / c / "cgroup.procs").exists() for c in ("memory", "pids")):
+        return "v1"
+    return None
 
 
 def _read(path: Path) -> str:
@@ -207,7 +250,8 @@ def _try_v2(name: str, wanted: Wanted, why: list[str] | None = None) -> Cgroup |
     own = _own_cgroup_path(None)
     if own is None or not (CGROUP_ROOT / "cgroup.controllers").exists():
         if why is not None:
-            why.append("cgroup v2: not mounted at /sys/fs/cgroup")
+            v1 = " (this machine's cgroups are v1)" if cgroup_version() == "v1" else ""
+            why.append(f"cgroup v2: not mounted at {CGROUP_ROOT}{v1}")
         return None
     parent = _v2_parent(own)
     d = parent / name
