@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from labcoat._errors import LabcoatError
+from labcoat._util.remote import credentials_named
 
 
 def _warn(message: str) -> None:
@@ -31,7 +32,8 @@ def command(log_dirs: tuple[str, ...], output: Path | None) -> None:
     for src in log_dirs:
         if "://" not in src and not Path(src).exists():
             raise LabcoatError(f"{src}: no such file or directory")
-    data = read_runs(list(log_dirs), warn=_warn)
+    with credentials_named(log_dirs):
+        data = read_runs(list(log_dirs), warn=_warn)
     if data.logs.empty:
         raise LabcoatError(f"no readable .eval logs found in {', '.join(log_dirs)}")
     text = card_markdown(data)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from labcoat._cli._options import POSITIVE
+from labcoat._util.remote import credentials_named
 
 STAGES = {"headers": "reading log headers", "samples": "reading samples", "report": "building"}
 
@@ -97,8 +98,10 @@ def command(
                     tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=total)
                 bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
 
-            path = write_report(list(log_dirs), output, progress=show, **kwargs)
+            with credentials_named(log_dirs):
+                path = write_report(list(log_dirs), output, progress=show, **kwargs)
     else:
-        path = write_report(list(log_dirs), output, progress=_PlainProgress(), **kwargs)
+        with credentials_named(log_dirs):
+            path = write_report(list(log_dirs), output, progress=_PlainProgress(), **kwargs)
     size = path.stat().st_size / 1024
     click.echo(f"report: {path} ({size:,.0f} KiB, {time.monotonic() - start:.1f} s)")

@@ -22,6 +22,7 @@ from labcoat.families.paperbench import (
     load_tree,
     rubric_stats,
 )
+from labcoat.suites import BUNDLED, resolve_target
 
 # Column headers for the leaf categories, short enough for an 80-column terminal.
 SHORT_NAMES = ("dev", "exec", "results")
@@ -33,23 +34,35 @@ def command() -> None:
 
 
 @command.command("stats")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path")
 @click.option("--code-only", is_flag=True, help="Count only Code Development leaves (Code-Dev).")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print JSON: totals and a per-paper breakdown."
 )
-def stats(path: Path, code_only: bool, as_json: bool) -> None:
+def stats(path: str, code_only: bool, as_json: bool) -> None:
     """Leaves by category and node counts for PATH.
 
-    PATH is a paper folder, a folder of papers (or a data folder holding `papers/`), or one
-    rubric file (`rubric.json`, or a graded tree such as `expected_result.json`).
+    PATH is a bundled suite (`mini`), a paper folder, a folder of papers (or a data folder
+    holding `papers/`), or one rubric file (`rubric.json`, or a graded tree such as
+    `expected_result.json`).
     """
-    rows = [_paper_row(name, rubric, code_only, sidecar) for name, rubric, sidecar in _load(path)]
+    found = _rubric_path(path)
+    rows = [_paper_row(name, rubric, code_only, sidecar) for name, rubric, sidecar in _load(found)]
     total = RubricStats.combine([s for _, s, _ in rows])
     if as_json:
         click.echo(json.dumps(_to_json(rows, total), indent=2))
         return
     _print_table(path, rows, total, code_only)
+
+
+def _rubric_path(given: str) -> Path:
+    """A suite name as every other command takes it (`mini`), a folder, or one file."""
+    path = Path(given).expanduser()
+    if given not in BUNDLED and path.is_file():
+        return path
+    folder = resolve_target(given)  # else one line, with a "did you mean"
+    nested = folder / "paperbench"  # a suite holds each family in a folder of its name
+    return nested if nested.is_dir() else folder
 
 
 def _load(path: Path) -> list[tuple[str, RubricNode, Any]]:
@@ -93,7 +106,7 @@ def _to_json(rows: list[tuple[str, RubricStats, int | None]], total: RubricStats
 
 
 def _print_table(
-    path: Path, rows: list[tuple[str, RubricStats, int | None]], total: RubricStats, only: bool
+    path: str, rows: list[tuple[str, RubricStats, int | None]], total: RubricStats, only: bool
 ) -> None:
     title = f"{len(rows)} rubric(s) in {path}" + (
         " (Code-Dev: Code Development leaves)" if only else ""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat._util.names import check_name, shown, unsafe_character
+from labcoat._util.suggest import did_you_mean
 from labcoat.families._entry import TaskEntry
 
 if TYPE_CHECKING:  # Inspect is imported only when a task runs (`labcoat list` stays fast)
@@ -39,7 +40,9 @@ def family_names() -> list[str]:
 def family_module(name: str) -> FamilyModule:
     if name not in FAMILY_MODULES:
         known = ", ".join(FAMILY_MODULES)
-        raise LabcoatError(f"unknown family '{name}' (known: {known})")
+        raise LabcoatError(
+            f"unknown family '{name}'{did_you_mean(name, FAMILY_MODULES)} (known: {known})"
+        )
     return importlib.import_module(FAMILY_MODULES[name])  # type: ignore[return-value]
 
 
@@ -131,7 +134,7 @@ def _unknown(missing: list[str], entries: list[TaskEntry]) -> str:
             unknown.append(i)
     parts = [f"cannot load task(s): {'; '.join(reasons)}"] if reasons else []
     if unknown:
-        parts.append(
-            f"unknown task id(s): {', '.join(unknown)} (run `labcoat list` to see the ids)"
-        )
+        ids = [e.id for e in entries]
+        named = ", ".join(i + did_you_mean(i, ids) for i in unknown)
+        parts.append(f"unknown task id(s): {named} (run `labcoat list` to see the ids)")
     return "; ".join(parts)

@@ -36,6 +36,8 @@ def _header(data: an.RunData, title: str) -> str:
     flagged = int(runs["flagged"].eq(True).sum())
     waiting = len(data.not_started)  # the budget's: in no figure, listed under Runs
     not_started = f" · {waiting} not started" if waiting else ""
+    if len(data.cannot_run_here):  # this machine could not run them: in no figure either
+        not_started += f" · {len(data.cannot_run_here)} cannot run here"
     places = [unquote(r.removeprefix("file://")) for r in data.roots]  # local paths plainly
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     view = places[0] if len(places) == 1 else "LOGDIR"
@@ -87,9 +89,10 @@ def build_report(
         curves.append(CurveTables.of(data))
         return ""
 
+    # the leaderboard first, on the first screen; the card (collapsed) right after it
     steps: list[Callable[[], str]] = [
-        lambda: card_section(data, budgets or []),
         lambda: sec.leaderboard(ctx),
+        lambda: card_section(data, budgets or []),
         lambda: model_comparison(ctx),
         compute_curves,
     ]
@@ -110,7 +113,7 @@ def build_report(
         if progress:
             progress("report", done, len(steps))
     html = "".join(sections)
-    nav = [("card", "Card"), ("leaderboard", "Leaderboard")]
+    nav = [("leaderboard", "Leaderboard"), ("card", "Card")]
     nav += [("paired", "Model vs model")] if 'id="paired"' in html else []
     nav += [(anchor("family", f), family_title(f)) for f in families]
     nav += [
@@ -177,6 +180,11 @@ def write_report(
 def _check_writable(path: Path) -> None:
     if path.is_dir():
         raise LabcoatError(f"{path}: is a folder; name the report file, e.g. {path}/report.html")
+    # mkdir of a folder under a file says only "File exists": name the file instead
+    if blocker := next((p for p in path.parents if p.exists() and not p.is_dir()), None):
+        raise LabcoatError(
+            f"{path}: cannot write the report there ({blocker} is a file, not a folder)"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}."):

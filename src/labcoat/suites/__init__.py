@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
+from labcoat._util.suggest import did_you_mean
 
 SUITES_DIR = Path(__file__).parent
 BUNDLED = ("mini", "gpu")
@@ -17,7 +18,12 @@ def resolve_target(target: str) -> Path:
         return SUITES_DIR / target
     path = Path(target).expanduser()
     if not path.exists():
-        raise LabcoatError(f"{target}: not a bundled suite ({', '.join(BUNDLED)}) or an existing path")
+        raise LabcoatError(
+            f"{target}: not a bundled suite ({', '.join(BUNDLED)}) or an existing path"
+            + did_you_mean(target, BUNDLED)
+        )
     if not path.is_dir():
-        raise LabcoatError(f"{target}: is a file; a target is a folder of tasks (or a bundled suite)")
+        raise LabcoatError(
+            f"{target}: is a file; a target is a folder of tasks (or a bundled suite)"
+        )
     return path.resolve()

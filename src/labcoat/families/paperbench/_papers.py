@@ -18,6 +18,7 @@ from labcoat._util.lfs import (
     require_content,
 )
 from labcoat._util.names import check_name
+from labcoat._util.suggest import did_you_mean
 from labcoat._util.text_file import read_text
 from labcoat._util.yaml_file import read_yaml
 from labcoat.families._entry import TaskEntry
@@ -108,9 +109,9 @@ def resolve_names(
         by_name.setdefault(folder, paper_id)
     missing = [n for n in names if n not in by_name]
     if missing:
+        named = ", ".join(n + did_you_mean(n, by_name) for n in missing)
         raise LabcoatError(
-            f"{where}: no paper has the id or folder name {', '.join(missing)} "
-            f"({len(known)} paper(s) found)"
+            f"{where}: no paper has the id or folder name {named} ({len(known)} paper(s) found)"
         )
     return list(dict.fromkeys(by_name[n] for n in names))
 
