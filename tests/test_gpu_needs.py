@@ -13,6 +13,7 @@ import pytest
 from cli_runner import json_document, run_cli_captured
 from inspect_ai.log import EvalSample, read_eval_log
 
+from labcoat._unavailable import EXIT_NOTHING_RAN
 from labcoat.analysis import read_runs
 from labcoat.families._gpu_need import GPU_UNAVAILABLE
 from labcoat.families.paperbench import paperbench
@@ -80,7 +81,8 @@ def test_validate_and_check_name_the_missing_gpu(
         capsys, "validate", target, "--json", "--log-dir", str(tmp_path / "logs")
     )
     [verdict] = json_document(out)
-    assert code == 0 and verdict["passed"], verdict  # unavailable is no failure
+    # no failure, but nothing could be validated here
+    assert code == EXIT_NOTHING_RAN and verdict["passed"], verdict
     assert verdict["unavailable"] == "the task needs 1 GPU(s); this machine has none"
 
 

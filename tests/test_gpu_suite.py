@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from cli_runner import json_document, run_cli_captured
 
+from labcoat._unavailable import EXIT_NOTHING_RAN
 from labcoat.sandbox import machine_has_gpu
 
 pytestmark = pytest.mark.skipif(
@@ -46,7 +47,7 @@ def test_the_gpu_suite_says_why_it_cannot_run_without_a_gpu(
         assert f"{task} ({family}): gpu: needs 1 GPU(s); this machine has none" in out
     logs = tmp_path / "logs"
     code, out, _ = run_cli_captured(capsys, "validate", "gpu", "--json", "--log-dir", str(logs))
-    assert code == 0  # unavailable is no failure
+    assert code == EXIT_NOTHING_RAN  # no failure, but nothing could be validated here
     assert {r["task"]: r["unavailable"] for r in json_document(out)} == {
         task: reason for task, (_, reason) in TASKS.items()
     }

@@ -172,7 +172,7 @@ def test_an_unreachable_requirement_is_the_family_s_one_line_reason(tmp_path: Pa
         "--log-dir",
         str(tmp_path / "logs"),
     )
-    assert code == 1
+    assert code == 0  # what cannot run here is listed, not failed
     results = {r["task"]: r for r in json_document(out)}
     assert results["odd_count/main"]["errors"] == 0 and results["odd_count/main"]["raw"] == 0.0
     reason = results["needs_git/main"]["unavailable"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import click
 from rich.markup import escape
 from rich.table import Table
 
@@ -9,7 +10,10 @@ from labcoat._cli._output import print_table, whole_table_console
 from labcoat._run._budget import NOT_STARTED
 from labcoat._run._results import TaskResult
 from labcoat._run._validate import Verdict
-from labcoat.families._score import ERROR_RULE
+from labcoat._unavailable import LABEL, RULE, label
+from labcoat.families._score import ERROR_RULE, ERROR_SCORE_RULE
+
+NO_MODEL = "none/none"
 
 
 def _fmt(value: float | None, se: float | None = None) -> str:
@@ -20,10 +24,14 @@ def _fmt(value: float | None, se: float | None = None) -> str:
 
 def print_results(results: list[TaskResult], title: str) -> None:
     # markup: the table writes its own and escapes every outside text (the title too)
-    table = Table(title=escape(title), caption=f"normalized: mean over all runs; {ERROR_RULE}")
+    caption = f"normalized: mean over runs; {ERROR_RULE}; {RULE}"
+    if any(r.samples > r.runs for r in results):  # a paper's run is all its snippets
+        caption = f"a run: one attempt at the task (all of a paper's snippets); {caption}"
+    table = Table(title=escape(title), caption=caption)
     columns = (
         "task",
         "family",
+        "model",
         "agent",
         "runs",
         "errors",
@@ -42,8 +50,9 @@ def print_results(results: list[TaskResult], title: str) -> None:
         table.add_row(
             escape(r.task_id),
             r.family,
+            escape(r.model if r.model and r.model != NO_MODEL else "—"),
             escape(f"{r.agent} [{r.variant}]" if r.variant else r.agent),
-            str(r.runs),
+            _runs_cell(r),
             str(r.errors),
             f"[red]{len(r.flagged)}[/red]" if r.flagged else "0",
             _fmt(r.raw_mean),
@@ -52,6 +61,17 @@ def print_results(results: list[TaskResult], title: str) -> None:
         )
     print_table(table, markup=True)
     print_subtasks(results)
+    cannot = [r for r in results if r.unavailable]
+    if cannot:  # plain text: reasons hold brackets
+        ran = "nothing ran on this machine: " if not any(r.runs for r in results) else ""
+        click.echo(f"{ran}{len(cannot)} task(s) {LABEL} (see the note column)")
+
+
+def _runs_cell(result: TaskResult) -> str:
+    """`2`, or `1 (10 snippets)` where a run holds several samples (the report's runs)."""
+    if result.samples > result.runs:
+        return f"{result.runs} ({result.samples} {result.sample_unit})"
+    return str(result.runs)
 
 
 def _metric_values(result: TaskResult, subtask: str) -> str:
@@ -116,12 +136,20 @@ def _note(result: TaskResult) -> str:
     if result.problem:
         return f"cannot be loaded: {result.problem}"
     if result.unavailable:
-        return f"unavailable: {result.unavailable}"
+        return label(result.unavailable)
     notes = [flag_note(result), *result.error_reasons[:2]]
+    if result.cannot_run_here:  # some runs ran here, others could not
+        notes.insert(0, f"{result.cannot_run_here} run(s) {label(result.cannot_run_reasons[0])}")
+    if result.sample_errors and result.samples > result.runs:
+        notes.insert(
+            0,
+            f"{result.sample_errors} of {result.samples} {result.sample_unit} errored "
+            "(count as failed)",
+        )
     if result.not_started:
         notes.insert(0, f"{result.not_started} {NOT_STARTED}")
     if result.manual:
-        notes.insert(0, f"needs manual score ({result.manual} of {result.runs})")
+        notes.insert(0, f"needs manual score ({result.manual} of {result.samples})")
     return "; ".join(filter(None, notes))
 
 
@@ -132,7 +160,7 @@ def _flag_mark(result: TaskResult | None) -> str:
 def print_verdicts(verdicts: list[Verdict]) -> None:
     table = Table(
         title="labcoat validate: oracle ≈ 1, noop ≈ 0",
-        caption=f"means over all runs; {ERROR_RULE}; ⚑ flagged runs",
+        caption=f"means over runs; {ERROR_SCORE_RULE} (a FAIL names them); {RULE}; ⚑ flagged runs",
     )
     for column in (
         "task",
@@ -156,7 +184,9 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
             noop = f"{_fmt(v.noop.raw_mean)} (raw)"
         noop += _flag_mark(v.noop)
         if v.unavailable:
-            result = f"[yellow]unavailable[/yellow]: {escape(v.unavailable)}"
+            result = f"[yellow]{LABEL}[/yellow]: {escape(v.unavailable)}"
+        elif v.manual:
+            result = "[yellow]needs manual score[/yellow] (a person grades it: not validated)"
         elif v.passed:
             result = "[green]pass[/green]"
         else:

@@ -34,6 +34,7 @@ from labcoat._cli._tables import print_results
 from labcoat._errors import LabcoatError
 from labcoat._run._execute import RunOptions, check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
+from labcoat._run._results import run_exit_code
 from labcoat._run._tasks import eval_log_dir, selected_entries, sole_family
 from labcoat.agents import AGENT_NAMES, check_agent_name, works_in_sandbox
 from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
@@ -247,4 +248,4 @@ def command(
     else:
         print_results(results, f"labcoat eval {target} (logs: {options.log_dir})")
     print_budget(options, results, err=as_json)
-    sys.exit(0 if success else 1)
+    sys.exit(run_exit_code(success, results))

@@ -25,7 +25,9 @@ from labcoat._errors import Interrupted
 from labcoat._run._execute import RunOptions, check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
-from labcoat._run._validate import judge
+from labcoat._run._validate import Verdict, judge
+from labcoat._unavailable import EXIT_NOTHING_RAN, LABEL
+from labcoat._util.quiet import quiet_console
 from labcoat.sandbox import weaker_isolation
 
 # the log folder's parts (docs/cli.md)
@@ -70,7 +72,9 @@ def command(
         log_dir=log_dir or f"{default_log_dir('validate', target)}-{stamp}",
         max_samples=max_samples,
         inspect=not no_inspect,
-        display="none" if as_json else None,
+        # the verdicts' table is the output: Inspect's per-task panels are left out (they
+        # are in the logs), as `labcoat regrade` leaves them out
+        display="none",
         ray=ray_address_of(ray_address),
         task_args=task_args,
         budget=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
@@ -94,10 +98,11 @@ def command(
         ),
     ]
     results = []
-    with log_dir_lock(options.log_dir), stdout_to_stderr(as_json):
+    with log_dir_lock(options.log_dir), stdout_to_stderr(), quiet_console():
         try:
             for part_entries, part_options in parts:
                 if part_entries:
+                    _starting(part_entries, part_options.agents)
                     results += run_entries(target, part_entries, part_options)[1]
         except Interrupted:
             raise Interrupted(
@@ -113,12 +118,40 @@ def command(
         print_budget(options, results, err=True)
     else:
         print_verdicts(verdicts)
-        unavailable = [v for v in verdicts if v.unavailable]
-        if unavailable:
-            click.echo(
-                f"{len(unavailable)} task(s) cannot run or be validated here (see 'unavailable'); "
-                f"{len(verdicts) - len(unavailable)} validated"
-            )
+        click.echo(summary_line(verdicts))
         click.echo(f"logs: {options.log_dir}")
         print_budget(options, results, err=False)
-    sys.exit(0 if all(v.passed for v in verdicts) else 1)
+    sys.exit(exit_code(verdicts))
+
+
+def _starting(entries: list, agents: list[str]) -> None:
+    """One line per part while it runs (Inspect's display is off), in a terminal only."""
+    if sys.stderr.isatty():
+        click.echo(f"validating {len(entries)} task(s) with {' and '.join(agents)}…", err=True)
+
+
+def exit_code(verdicts: list[Verdict]) -> int:
+    """0: every task validated here passed (at least one was); 1: a task failed;
+    EXIT_NOTHING_RAN: none failed, and none could be validated on this machine."""
+    if not all(v.passed for v in verdicts):
+        return 1
+    return 0 if any(v.validated for v in verdicts) else EXIT_NOTHING_RAN
+
+
+def summary_line(verdicts: list[Verdict]) -> str:
+    """How many tasks were validated and passed, and how many were not validated here."""
+    validated = [v for v in verdicts if v.validated]
+    passed = sum(v.passed for v in validated)
+    cannot = [v for v in verdicts if v.unavailable]
+    manual = sum(v.manual for v in verdicts)
+    apart = [f"{len(cannot)} {LABEL}"] if cannot else []
+    apart += [f"{manual} need(s) a manual score"] if manual else []
+    if not validated and cannot:
+        first = cannot[0]
+        return (
+            f"nothing was validated on this machine: {', '.join(apart)} "
+            f"({first.entry.id}: {first.unavailable}); run it where they can "
+            f"(exit {EXIT_NOTHING_RAN})"
+        )
+    line = f"{len(validated)} task(s) validated: {passed} passed, {len(validated) - passed} failed"
+    return line + (f"; not validated: {', '.join(apart)}" if apart else "")

@@ -23,7 +23,7 @@ from labcoat._run._interrupts import interrupted as was_interrupted
 from labcoat._run._ledger import ledger_path
 from labcoat._run._logdir import is_remote
 from labcoat._run._models import check_model
-from labcoat._run._results import TaskResult, only_not_started
+from labcoat._run._results import TaskResult, only_not_run
 from labcoat._run._resume import resume_line
 from labcoat._run._tasks import build_tasks
 from labcoat.agents import WITHOUT_MODEL
@@ -181,8 +181,8 @@ def run_entries(
             f"see the logs in {options.log_dir} (`inspect view --log-dir {options.log_dir}`)"
         )
     results = inspected_results(logs, options.inspect)
-    if not success and all(log.status == "success" or only_not_started(log) for log in logs):
-        success = True  # samples the budget kept from starting are not the run's failures
+    if not success and all(log.status == "success" or only_not_run(log) for log in logs):
+        success = True  # samples that ran nothing (budget, cannot run here): no failures
     return success and not broken, results + not_run
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from labcoat._run._budget import NOT_STARTED
 from labcoat._run._results import TaskResult
+from labcoat._unavailable import LABEL, label
 from labcoat.families import TaskEntry
 
 NO_ORACLE = "no oracle: checks noop only"
@@ -20,6 +21,13 @@ class Verdict:
     problems: list[str]
     unavailable: str | None = None
     """Why the task cannot run on this machine (not a failure of the task itself)."""
+    manual: bool = False
+    """The task returns no score (a person grades it): not validated, not failed."""
+
+    @property
+    def validated(self) -> bool:
+        """Whether the task was checked here (it ran, and returns a score)."""
+        return self.unavailable is None and not self.manual and not self.entry.problem
 
     @property
     def note(self) -> str | None:
@@ -32,6 +40,7 @@ class Verdict:
             "family": self.entry.family,
             "passed": self.passed,
             "unavailable": self.unavailable,
+            "needs_manual_score": self.manual,
             "oracle": self.oracle.to_json() if self.oracle else None,
             "noop": self.noop.to_json() if self.noop else None,
             "thresholds": {"oracle_min": t.oracle_min, "noop_max": t.noop_max, "reason": t.reason},
@@ -53,9 +62,9 @@ class Verdict:
 
     @property
     def environment(self) -> str:
-        """`unavailable`, `built` or `built, N note(s)` (changes made to install here)."""
+        """`cannot run here`, `built` or `built, N note(s)` (changes made to install here)."""
         if self.unavailable:
-            return "unavailable"
+            return LABEL
         notes = self.environment_notes
         return "built" + (f", {len(notes)} note(s)" if notes else "")
 
@@ -66,9 +75,16 @@ def _check(result: TaskResult | None, agent: str) -> tuple[float | None, list[st
     problems = []
     if result.not_started:  # the run's budget ran out first: the task is not validated
         problems.append(f"{agent}: {result.not_started} sample(s) {NOT_STARTED}")
-    if result.errors:
+    if result.sample_errors:  # one errored snippet of a paper is a problem too
         reasons = "; ".join(result.error_reasons[:2])
-        problems.append(f"{agent}: {result.errors} of {result.runs} sample(s) errored ({reasons})")
+        problems.append(
+            f"{agent}: {result.sample_errors} of {result.samples} {result.sample_unit} "
+            f"errored ({reasons})"
+        )
+    if result.cannot_run_here and result.runs:  # some runs here, others not: not validated
+        problems.append(
+            f"{agent}: {result.cannot_run_here} run(s) {label(result.cannot_run_reasons[0])}"
+        )
     value = result.normalized_mean
     if value is None and agent == "noop" and result.raw_mean is not None:
         value = result.raw_mean  # a task without normalization: nothing done must read 0
@@ -91,15 +107,11 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
             continue
         oracle, noop = by_key.get((entry.id, "oracle")), by_key.get((entry.id, "noop"))
         unavailable = next((r.unavailable for r in (oracle, noop) if r and r.unavailable), None)
-        if (
-            unavailable is None
-            and oracle is not None
-            and oracle.runs
-            and oracle.manual == oracle.runs
-        ):
-            unavailable = "needs manual score (the task returns no score; a person grades it)"
         if unavailable is not None:
             verdicts.append(Verdict(entry, oracle, noop, True, [], unavailable))
+            continue
+        if oracle is not None and oracle.samples and oracle.manual == oracle.samples:
+            verdicts.append(Verdict(entry, oracle, noop, True, [], manual=True))
             continue
         problems: list[str] = []
         oracle_value = None

@@ -16,7 +16,7 @@ from labcoat.analysis import _columns as cols
 from labcoat.analysis._family import Row
 from labcoat.analysis._links import view_link
 from labcoat.analysis._provenance import COLUMNS as PROVENANCE
-from labcoat.analysis._sample_rows import NOT_STARTED
+from labcoat.analysis._sample_rows import CANNOT_RUN_HERE, NOT_STARTED
 from labcoat.families._score import mean_over_runs
 
 if TYPE_CHECKING:
@@ -80,6 +80,9 @@ class RunData:
     - `not_started`: the runs whose samples all were `not started: budget` (Inspect logs
       them as errored samples), with the columns of `runs`, `status` = `not started` and
       `error` the reason. They ran nothing: no run, no error and no score anywhere.
+    - `cannot_run_here`: the runs that could not run on this machine (a GPU, a secret,
+      an environment it cannot give: `labcoat._unavailable`), as `not_started`, with
+      `status` = `cannot run here` and `error` = `cannot run here: <reason>`.
     """
 
     logs: pd.DataFrame
@@ -91,6 +94,7 @@ class RunData:
     tool_calls: pd.DataFrame
     roots: tuple[str, ...] = ()
     not_started: pd.DataFrame = field(default_factory=lambda: frame([], cols.RUNS))
+    cannot_run_here: pd.DataFrame = field(default_factory=lambda: frame([], cols.RUNS))
 
     def with_humans(self, humans: HumanRuns) -> RunData:
         """These tables plus human runs (label `human` unless the CSV names one)."""
@@ -134,22 +138,33 @@ def _scored_value(sample: Row) -> float:
 def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
     """One run from its samples; errored samples count 0 with their weight (the error
     rule of every table, `labcoat.families._score.mean_over_runs`). Samples that did not
-    start are left out, as labcoat's CLI tables leave them out; a run none of whose
-    samples started has `status` = `not started`."""
-    started = [s for s in samples if s.get("status") != NOT_STARTED]
+    start, or could not run here, are left out, as labcoat's CLI tables leave them out;
+    a run none of whose samples ran has `status` = `cannot run here` (when one of them
+    could not) or `not started`."""
+    statuses = [s.get("status") for s in samples]
+    started = [s for s in samples if s.get("status") not in _NOT_RUN]
     if not started:
-        return _not_started_run(samples, view_url)
+        return _not_run(samples, view_url)
     row = _aggregate(started, view_url)
-    row["sample_not_started"] = len(samples) - len(started)
+    row["sample_not_started"] = statuses.count(NOT_STARTED)
+    row["sample_cannot_run_here"] = statuses.count(CANNOT_RUN_HERE)
     return row
 
 
-def _not_started_run(samples: list[Row], view_url: str | None) -> Row:
-    row = _aggregate(samples, view_url)
+_NOT_RUN = (NOT_STARTED, CANNOT_RUN_HERE)
+
+
+def _not_run(samples: list[Row], view_url: str | None) -> Row:
+    statuses = [s.get("status") for s in samples]
+    status = CANNOT_RUN_HERE if CANNOT_RUN_HERE in statuses else NOT_STARTED
+    # its reason: the error of a sample with that status
+    row = _aggregate([s for s in samples if s.get("status") == status], view_url)
     row.update(
-        status=NOT_STARTED,
+        status=status,
+        samples=len(samples),
         sample_errors=0,
-        sample_not_started=len(samples),
+        sample_not_started=statuses.count(NOT_STARTED),
+        sample_cannot_run_here=statuses.count(CANNOT_RUN_HERE),
         raw=None,
         normalized=None,
     )
@@ -219,7 +234,7 @@ def build(
     runs = [aggregate_run(group, view_url) for group in by_run.values()]
     for run, key in zip(runs, by_run, strict=True):
         run["run"] = key
-    started = [r for r in runs if r["status"] != NOT_STARTED]
+    started = [r for r in runs if r["status"] not in _NOT_RUN]
     return RunData(
         logs=frame(logs, cols.LOGS),
         samples=frame([s.sample for s in samples], cols.SAMPLES),
@@ -230,4 +245,5 @@ def build(
         tool_calls=frame([r for s in samples for r in s.tool_calls], cols.TOOL_CALLS),
         roots=tuple(roots or ()),
         not_started=frame([r for r in runs if r["status"] == NOT_STARTED], cols.RUNS),
+        cannot_run_here=frame([r for r in runs if r["status"] == CANNOT_RUN_HERE], cols.RUNS),
     )

@@ -11,6 +11,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from labcoat._run._budget import is_not_started
+from labcoat._unavailable import LABEL, label, reason_of
 from labcoat.agents.human import SUMMARY_KEY as HUMAN_KEY
 from labcoat.analysis._family import Family, Row, num
 from labcoat.families._score import NORMALIZED, RAW, WEIGHT
@@ -23,6 +24,9 @@ HANDOFFS_KEY = "labcoat:handoffs"
 NOT_STARTED = "not started"
 """The status of a sample a run's budget did not let start (`labcoat._run._budget`): it
 ran nothing, so it is no run, no error and no score; its `error` says why."""
+CANNOT_RUN_HERE = LABEL
+"""The status of a sample this machine could not run (`labcoat._unavailable`): no run,
+no error, no score, as a sample that did not start; its `error` is `cannot run here: …`."""
 
 
 @dataclass
@@ -155,9 +159,13 @@ def _run_seconds(steps: list[Row], scores: list[Row], tools: list[Row], total: f
     return max(ends) if ends else total
 
 
-def _status(ok: bool, score: Score | None, not_started: bool = False) -> str:
+def _status(
+    ok: bool, score: Score | None, not_started: bool = False, cannot_run: bool = False
+) -> str:
     if not_started:
         return NOT_STARTED
+    if cannot_run:
+        return CANNOT_RUN_HERE
     if not ok:
         return "error"
     # the task returned no score: a person must grade it (RE-Bench's manual scoring)
@@ -201,6 +209,9 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
     ok = error is None and score is not None
     # Inspect records it as an errored sample; labcoat's CLI tables leave it out as well
     not_started = sample.error is not None and is_not_started(sample.error.message)
+    cannot_run = None if sample.error is None else reason_of(sample.error.message)
+    if cannot_run is not None:
+        error = label(cannot_run)  # one line, not the exception's repr
     raw, normalized, weight = _value(score) if ok else (None, None, ctx.reader.weight(sample))
     store = sample.store or {}
 
@@ -250,8 +261,9 @@ def sample_rows(ctx: LogContext, sample: EvalSample) -> SampleRows:
         "with_paper": ctx.with_paper,
         "sample_id": str(sample.id),
         "weight": weight,
-        "status": _status(ok, score, not_started),
+        "status": _status(ok, score, not_started, cannot_run is not None),
         "not_started": not_started,
+        "cannot_run_here": cannot_run is not None,
         "error": error if error or ok else "no score",
         "flagged": bool(flags),
         "integrity_flags": "; ".join(flags) or None,
@@ -294,5 +306,6 @@ def missing_row(ctx: LogContext, task_id: str, sample_id: str, epoch: int, why: 
         "weight": 1.0,
         "status": "error",
         "not_started": False,
+        "cannot_run_here": False,
         "error": why,
     }

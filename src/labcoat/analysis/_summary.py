@@ -52,9 +52,12 @@ def task_summary(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFrame:
     with normalized >= 1 - TOLERANCE (at the reference, up to noise, or above); and
     `improved_rate` the share that improved on the baseline (the family's own test, else
     normalized > TOLERANCE). `not_started` counts the runs the run's budget did not let
-    start (`data.not_started`): they are in no other figure.
+    start (`data.not_started`), `cannot_run_here` those this machine could not run
+    (`data.cannot_run_here`): they are in no other figure, and a task none of whose runs
+    ran has no row (the leaderboard counts it).
     """
     not_started = _not_started(data, ["family", "task_id", "label"])
+    cannot_run = _not_started(data, ["family", "task_id", "label"], data.cannot_run_here)
     rows = []
     for (family, task_id, label), runs in by_task(data.runs):
         scores = run_scores(runs, errors_as)
@@ -72,6 +75,7 @@ def task_summary(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFrame:
                 "errors": int((runs["status"] == "error").sum()),
                 "partial": int((runs["status"] == "partial").sum()),
                 "not_started": not_started.get((family, task_id, label), 0),
+                "cannot_run_here": cannot_run.get((family, task_id, label), 0),
                 "flagged": int(runs["flagged"].eq(True).sum()),
                 "mean": mean,
                 "se": se,
@@ -100,6 +104,7 @@ _SUMMARY_COLUMNS = [
     "errors",
     "partial",
     "not_started",
+    "cannot_run_here",
     "flagged",
     "mean",
     "se",
@@ -125,13 +130,16 @@ def leaderboard(
     Every task counts equally, and so does the SE: the SE over the task means,
     sd(task means, ddof=1) / √T (`task_mean_se`; tasks, not runs, are the samples of a
     benchmark). It is NaN with a single task. `tasks` and `runs` say what it rests on.
-    `not_started` counts the runs the budget did not let start (a label none of whose
-    runs started has a row with 0 tasks). Scores are comparable within a family only.
+    `not_started` counts the runs the budget did not let start, `cannot_run_here` those
+    this machine could not run (a label none of whose runs ran has a row with 0 tasks;
+    a task none of whose runs ran is not among its `tasks`). Scores are comparable within
+    a family only.
     `summary`: a `task_summary` of the same data, when already computed.
     """
     if summary is None:
         summary = task_summary(data, errors_as)
     not_started = _not_started(data, ["family", "label"])
+    cannot_run = _not_started(data, ["family", "label"], data.cannot_run_here)
     rows = []
     for (family, label), group in summary.groupby(["family", "label"], sort=True):
         # one value per task (its mean over runs): the same as task_mean_se of the runs
@@ -144,6 +152,7 @@ def leaderboard(
                 "runs": int(group["runs"].sum()),
                 "errors": int(group["errors"].sum()),
                 "not_started": not_started.pop((family, label), 0),
+                "cannot_run_here": cannot_run.pop((family, label), 0),
                 "flagged": int(group["flagged"].sum()),
                 "mean": mean,
                 "se": se,
@@ -153,9 +162,11 @@ def leaderboard(
                 "mean_cost": group["mean_cost"].mean(),
             }
         )
-    for (family, label), count in not_started.items():  # nothing of theirs started
+    for key in {**not_started, **cannot_run}:  # nothing of theirs ran
+        family, label = key
         rows.append({"family": family, "label": label, "tasks": 0, "runs": 0, "errors": 0})
-        rows[-1].update(not_started=count, flagged=0, mean=math.nan, se=math.nan)
+        rows[-1].update(not_started=not_started.get(key, 0), cannot_run_here=cannot_run.get(key, 0))
+        rows[-1].update(flagged=0, mean=math.nan, se=math.nan)
     out = pd.DataFrame(
         rows,
         columns=[
@@ -165,6 +176,7 @@ def leaderboard(
             "runs",
             "errors",
             "not_started",
+            "cannot_run_here",
             "flagged",
             "mean",
             "se",
@@ -177,10 +189,12 @@ def leaderboard(
     return out.sort_values(["family", "mean"], ascending=[True, False], ignore_index=True)
 
 
-def _not_started(data: RunData, keys: list[str]) -> dict[tuple[str, ...], int]:
-    """How many runs did not start, per `keys` (family and label always strings, as
-    `by_task` groups them)."""
-    runs = data.not_started
+def _not_started(
+    data: RunData, keys: list[str], runs: pd.DataFrame | None = None
+) -> dict[tuple[str, ...], int]:
+    """How many runs did not start (or, given `runs`, are among them), per `keys` (family
+    and label always strings, as `by_task` groups them)."""
+    runs = data.not_started if runs is None else runs
     if runs.empty:
         return {}
     keyed = runs.assign(family=runs["family"].fillna(""), label=runs["label"].fillna(""))

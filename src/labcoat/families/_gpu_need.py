@@ -15,7 +15,7 @@ from typing import Any
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from labcoat._errors import LabcoatError
+from labcoat._unavailable import unavailable
 from labcoat.grading import grader_placement
 from labcoat.sandbox import BwrapConfig, PythonEnv, gpu_shortfall
 
@@ -57,7 +57,7 @@ def require_gpus() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         reason = (state.metadata or {}).get(GPU_UNAVAILABLE)
         if reason:
-            raise LabcoatError(f"environment unavailable: {reason}")
+            raise unavailable(reason)
         return state
 
     return solve

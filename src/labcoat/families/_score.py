@@ -66,9 +66,8 @@ every family's scale (RE-Bench's starting solution; nothing passed or achieved i
 others), so an error never counts above any scored run of its task and never raises a
 mean; the tables show how many runs errored beside it."""
 
-ERROR_RULE = (
-    "errored runs (no valid score) count as 0 normalized in the mean; the errors column counts them"
-)
+ERROR_SCORE_RULE = "errored runs (no valid score) count as 0 normalized in the mean"
+ERROR_RULE = f"{ERROR_SCORE_RULE}; the errors column counts them"
 
 
 def mean_over_runs(

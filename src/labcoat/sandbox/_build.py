@@ -17,6 +17,7 @@ from typing import TypeVar
 import anyio
 
 from labcoat._errors import LabcoatError
+from labcoat._unavailable import PREFIX
 from labcoat._util.atomic import atomic_create
 from labcoat._util.env import env_value
 from labcoat.sandbox._config import Bind, BwrapConfig
@@ -40,7 +41,7 @@ class EnvironmentBuildError(LabcoatError):
         self.reason = reason
         self.log = log
         where = f" (pip's output: {log})" if log else ""
-        super().__init__(f"environment unavailable: {reason} [{env.describe()}]{where}")
+        super().__init__(f"{PREFIX} {reason} [{env.describe()}]{where}")
 
 
 class BuildFailed(EnvironmentBuildError):
@@ -50,7 +51,7 @@ class BuildFailed(EnvironmentBuildError):
         self.reason = reason
         self.log = log
         where = f" (build output: {log})" if log else ""
-        LabcoatError.__init__(self, f"environment unavailable: {reason}{where}")
+        LabcoatError.__init__(self, f"{PREFIX} {reason}{where}")
 
 
 def build_timeout() -> int:

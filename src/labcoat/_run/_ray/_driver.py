@@ -34,7 +34,7 @@ from labcoat._run._ray._plan import Group, SampleJob, plan_groups
 from labcoat._run._ray._progress import Progress
 from labcoat._run._ray._spec import RunSpec
 from labcoat._run._ray._worker import END_REASONS, AttemptOutcome, run_sample, write_end
-from labcoat._run._results import TaskResult, only_not_started
+from labcoat._run._results import TaskResult, only_not_run
 from labcoat.families import TaskEntry
 from labcoat.suites import BUNDLED, resolve_target
 
@@ -214,7 +214,7 @@ def run_on_ray(
             err=True,
         )
     success = not unlogged and all(
-        log.status == "success" or only_not_started(log) for log in run.logs
+        log.status == "success" or only_not_run(log) for log in run.logs
     )
     results = inspected_results(run.logs, options.inspect)
     return success, results + [r for g in kept for r in _not_started_rows(g)]

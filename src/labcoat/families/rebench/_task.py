@@ -21,6 +21,7 @@ from inspect_ai.tool import Tool
 from inspect_ai.util import sandbox, store
 
 from labcoat._errors import LabcoatError, one_line
+from labcoat._unavailable import PREFIX
 from labcoat._util.lfs import LfsPointerError
 from labcoat._util.names import check_name
 from labcoat.agents import agent_solver
@@ -75,7 +76,7 @@ from labcoat.suites import resolve_target
 logger = logging.getLogger(__name__)
 
 FAMILY = "rebench"
-UNAVAILABLE = "environment unavailable:"
+UNAVAILABLE = PREFIX
 AUX_VM = "the task asks for an aux VM (get_aux_vm_spec); labcoat makes no VMs"
 LISTING_CONCURRENCY = 4  # get_tasks() runs at once while listing
 

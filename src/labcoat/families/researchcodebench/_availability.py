@@ -29,6 +29,7 @@ from pathlib import Path
 import anyio
 
 from labcoat._errors import LabcoatError
+from labcoat._unavailable import PREFIX
 from labcoat.families.researchcodebench._environment import MissingModulesError
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.sandbox import (
@@ -270,7 +271,7 @@ async def paper_statuses(
         except MissingModulesError as exc:
             return exc.missing
         except LabcoatError as exc:
-            return str(exc).removeprefix("environment unavailable: ")
+            return str(exc).removeprefix(PREFIX).strip()
         return None
 
     statuses = {p.id: PaperStatus(p.id, notes=list(notes.get(p.id, []))) for p in papers}

@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from labcoat._errors import LabcoatError
+from labcoat._unavailable import unavailable
 from labcoat.families._score import NORMALIZED, WEIGHT, research_score
 from labcoat.families.researchcodebench._completion import extract_code
 from labcoat.families.researchcodebench._edits import block_from_edit, placeholder_index
@@ -157,7 +157,7 @@ def researchcodebench_scorer():
             )
         if run.needs_network:
             # not the completion's doing: the paper's tests download something
-            raise LabcoatError(f"environment unavailable: needs network ({run.network[0]})")
+            raise unavailable(f"needs network ({run.network[0]})")
         flags += [f"refused before running: the completion {what}" for what in run.refused]
         flags += [f"at run time, the completion {what}" for what in run.runtime_flags]
         passed = run.passed

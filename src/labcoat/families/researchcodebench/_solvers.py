@@ -18,7 +18,7 @@ from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from labcoat._errors import LabcoatError
+from labcoat._unavailable import unavailable
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.families.researchcodebench._samples import AGENT_WORKDIR, SnippetRef
 from labcoat.families.researchcodebench._snippets import (
@@ -112,7 +112,7 @@ def require_available() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         ref = SnippetRef.of(state.metadata)
         if ref.unavailable:
-            raise LabcoatError(f"environment unavailable: {ref.unavailable}")
+            raise unavailable(ref.unavailable)
         return state
 
     return solve
