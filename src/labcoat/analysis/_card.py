@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from labcoat._unavailable import LABEL
 from labcoat.analysis._data import RunData
 from labcoat.analysis._mixes import Mix, counts, given, mixed_provenance, plural, runs_text
 
@@ -82,6 +83,7 @@ def _what_ran(data: RunData, runs: pd.DataFrame) -> list[tuple[str, str]]:
             f"{len(runs)} ({errors} errored)"
             # the budget's: they ran nothing, so they are in no figure
             + (f"; {len(data.not_started)} not started (budget)" if len(data.not_started) else "")
+            + (f"; {len(data.cannot_run_here)} {LABEL}" if len(data.cannot_run_here) else "")
             + (f"; epochs: up to {epochs:.0f}" if given(epochs) else ""),
         ),
         ("Logs", str(len(data.logs))),

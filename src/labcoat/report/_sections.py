@@ -60,6 +60,7 @@ def leaderboard(ctx: Context) -> str:
         ),
         ("errors", lambda r: bad_count(r["errors"])),
         *_not_started_column(board),
+        *_cannot_run_column(board),
         ("flagged", lambda r: bad_count(r["flagged"])),
         ("≥ reference", lambda r: pct(r["beat_reference_rate"])),
         ("improved", lambda r: pct(r["improved_rate"])),
@@ -73,7 +74,7 @@ def leaderboard(ctx: Context) -> str:
         + " Errored runs count as 0 and are counted in "
         "<b>errors</b>; runs with integrity flags keep their score and are counted in "
         "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
-        "family only. " + RATES_NOTE + _not_started_note(board) + "</p>"
+        "family only. " + RATES_NOTE + _not_started_note(board) + _cannot_run_note(board) + "</p>"
     )
     body = mix_warning(ctx.data.runs) + table(board, columns, table_id="leaderboard-table")
     return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
@@ -97,6 +98,40 @@ def _not_started_note(rows: pd.DataFrame) -> str:
     return NOT_STARTED_NOTE if _not_started_column(rows) else ""
 
 
+CANNOT_RUN_NOTE = (
+    " Runs this machine could not start (a GPU, a secret, an environment it cannot give: "
+    "<code>cannot run here: …</code>) are no runs of the task: they are counted in "
+    "<b>cannot run here</b> only, in no mean, and listed with the reason under "
+    "<a href='#runs'>Runs</a>."
+)
+
+
+def _cannot_run_column(rows: pd.DataFrame) -> list[tuple[str, Any]]:
+    """The `cannot run here` column, where any run could not (else no column)."""
+    if not (pd.to_numeric(rows["cannot_run_here"], errors="coerce") > 0).any():
+        return []
+    return [("cannot run here", lambda r: count(r["cannot_run_here"]))]
+
+
+def _cannot_run_note(rows: pd.DataFrame) -> str:
+    return CANNOT_RUN_NOTE if _cannot_run_column(rows) else ""
+
+
+def _cannot_run_tasks(ctx: Context, family: str) -> str:
+    """The family's tasks none of whose runs could start here (no row above), each
+    with who tried and why."""
+    runs = ctx.data.cannot_run_here
+    runs = runs[(runs["family"] == family) & ~runs["task_id"].isin(ctx.summary["task_id"])]
+    items = []
+    for task, group in runs.groupby("task_id", sort=True):
+        labels = ", ".join(map(str, group["label"].dropna().unique()))
+        why = _text(group["error"].dropna().iloc[0]) if group["error"].notna().any() else ""
+        items.append(f"<li>{escape(str(task))} ({escape(labels)}): {escape(why)}</li>")
+    if not items:
+        return ""
+    return "<p class='note'>No run could start here:</p><ul>" + "".join(items) + "</ul>"
+
+
 def _family_runs(ctx: Context, family: str) -> pd.DataFrame:
     return ctx.data.runs[ctx.data.runs["family"] == family]
 
@@ -109,6 +144,7 @@ def task_table(ctx: Context, family: str) -> str:
         ("runs", "runs"),
         ("errors", lambda r: bad_count(r["errors"])),
         *_not_started_column(rows),
+        *_cannot_run_column(rows),
         ("flagged", lambda r: bad_count(r["flagged"])),
         ("mean ± SE over runs", lambda r: pm(r["mean"], r["se"])),
         ("min", "min"),
@@ -124,7 +160,8 @@ def task_table(ctx: Context, family: str) -> str:
         "<h3>Tasks</h3>"
         + mix_warning(_family_runs(ctx, family))
         + table(rows, columns, table_id=anchor("tasks", family), numeric=("runs", "min", "max"))
-        + f"<p class='note'>{RATES_NOTE}{_not_started_note(rows)}</p>"
+        + f"<p class='note'>{RATES_NOTE}{_not_started_note(rows)}{_cannot_run_note(rows)}</p>"
+        + _cannot_run_tasks(ctx, family)
     )
 
 
@@ -183,8 +220,12 @@ def costs(ctx: Context, human_hourly: float | None) -> str:
 
 
 def runs_table(ctx: Context) -> str:
-    # the runs that did not start are listed too, with the reason in `error`
-    runs, waiting = ctx.data.runs, ctx.data.not_started
+    # the runs that did not start, or could not here, are listed too: the reason in `error`
+    runs = ctx.data.runs
+    waiting = pd.DataFrame(
+        ctx.data.not_started.to_dict("records") + ctx.data.cannot_run_here.to_dict("records"),
+        columns=ctx.data.not_started.columns,
+    )
     if not waiting.empty:  # records, not concat: its all-empty columns keep their dtypes
         runs = pd.DataFrame(
             runs.to_dict("records") + waiting.to_dict("records"), columns=runs.columns
@@ -221,7 +262,7 @@ def runs_table(ctx: Context) -> str:
     note = (
         "<p class='note'>Every run, errored ones included (red: no score, counted as 0; "
         "amber: some of its samples errored; ⚑: flagged for integrity, its score kept; "
-        "grey: not started, the budget's reason in <b>error</b>, in no figure). "
+        "grey: not started, or cannot run here, the reason in <b>error</b>, in no figure). "
         "<b>open</b> shows the run in <code>inspect view</code>.</p>"
     )
     return f'<section id="runs"><h2>Runs</h2>{note}{body}</section>'
