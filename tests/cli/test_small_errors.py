@@ -91,3 +91,37 @@ def test_a_split_s_paper_typo_gets_a_did_you_mean() -> None:
     with pytest.raises(LabcoatError) as caught:
         resolve_names(["zzz"], known)
     assert "did you mean" not in str(caught.value)
+
+
+def test_regrade_of_a_task_the_logs_lack_is_an_error_with_a_guess(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`regrade --task` with a typo was an empty table and exit 0. The logs' samples are
+    played by a stand-in (a real log needs an eval run of minutes)."""
+    from labcoat.regrade import _run
+    from labcoat.regrade._find import Candidate, Found
+
+    sample = Candidate(
+        log="x.eval",
+        family="researchcodebench",
+        task_args={"tasks": ["adaptive-huber"]},
+        model_roles={},
+        sample_id="adaptive-huber",
+        epoch=1,
+        uuid="u1",
+        old={"normalized": 0.0},
+        reason="no kept workspace",
+    )
+    monkeypatch.setattr(_run, "find_samples", lambda log_dir: Found([sample], logs=1))
+    (tmp_path / "logs").mkdir()
+    code, _, err = run_cli_captured(
+        capsys, "regrade", str(tmp_path / "logs"), "--task", "adaptive-hubr"
+    )
+    line = _one_error_line(err)
+    assert code == 2
+    assert "no sample of task(s) adaptive-hubr (did you mean adaptive-huber?)" in line, line
+    # the id as it is: no error (the sample is listed as not regradable)
+    code, out, err = run_cli_captured(
+        capsys, "regrade", str(tmp_path / "logs"), "--task", "adaptive-huber"
+    )
+    assert code == 0 and "adaptive-huber" in out, err

@@ -22,6 +22,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.log import EvalLog
 
 from labcoat._errors import LabcoatError
+from labcoat._util.suggest import did_you_mean
 from labcoat.families import task_function
 from labcoat.regrade._find import (
     ORIGINAL,
@@ -104,6 +105,16 @@ def _build(
     )
 
 
+def _require_known(task_ids: list[str], candidates: list[Candidate], log_dir: Path) -> None:
+    """An id that no sample in the logs has is a typo, not an empty regrade."""
+    tasks = sorted({_task_id(c) for c in candidates})
+    known = {*tasks, *(c.sample_id for c in candidates)}
+    missing = [i for i in task_ids if i not in known]
+    if missing:
+        named = ", ".join(i + did_you_mean(i, tasks) for i in missing)
+        raise LabcoatError(f"{log_dir}: no sample of task(s) {named} in these logs")
+
+
 def regrade_logs(
     log_dir: Path,
     *,
@@ -128,6 +139,8 @@ def regrade_logs(
         for c in found.candidates
         if not task_ids or _task_id(c) in task_ids or c.sample_id in task_ids
     ]
+    if task_ids:
+        _require_known(task_ids, found.candidates, log_dir)
     rows = [
         Regraded(
             _task_id(c),
