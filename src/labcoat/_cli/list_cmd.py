@@ -13,8 +13,9 @@ from labcoat._cli._output import print_table
 from labcoat._cli._say import say
 from labcoat._errors import LabcoatError
 from labcoat._run._tasks import NO_TASKS
-from labcoat.families import discover, family_names, select
+from labcoat.families import TaskEntry, discover, family_names, select
 from labcoat.families.rebench import without_image_builds
+from labcoat.sandbox import gpu_shortfall
 from labcoat.suites import resolve_target
 
 
@@ -24,6 +25,19 @@ def _subtasks(extra: dict) -> str:
     if extra["subtasks"] is None:
         return "undeclared"
     return f"{extra['subtasks']} ({extra.get('primary_subtasks', 0)} primary)"
+
+
+def _cannot_run_here(entries: list[TaskEntry]) -> dict[str, str]:
+    """Why the tasks of a family folder (`fam` of `fam/task`) cannot run on this machine,
+    as far as listing can tell without building anything: the GPUs they ask for."""
+    found: dict[str, str] = {}
+    for e in entries:
+        short = (
+            None if e.problem else gpu_shortfall(e.extra.get("gpus") or 0, e.extra.get("gpu_model"))
+        )
+        if short:
+            found.setdefault(e.id.split("/", 1)[0], f"the task {short}")
+    return found
 
 
 @click.command("list")
@@ -57,6 +71,8 @@ def command(target: str, family: str | None, secrets_file: str | None, as_json: 
                     row.append(_subtasks(e.extra))
                 table.add_row(*row)
         print_table(table)
+    for folder, reason in _cannot_run_here(entries).items():
+        say(f"{folder}: cannot run here: {reason}")
     for e in broken:
         say(f"error: {e.family} task {e.id}: {e.problem}")
     # the others are listed; the exit code says that some of TARGET is broken

@@ -271,6 +271,7 @@ def _family_entries(
                     "timing_sensitive": bool(spec and spec.timing_sensitive),
                     "version": family.version,
                     "gpus": resources.gpus,
+                    "gpu_model": resources.gpu_model,
                     SYSTEM: system,
                     OWN_SYSTEM: system != HOST_SYSTEM,
                     LISTED_FROM: source,
