@@ -30,7 +30,7 @@ def test_a_path_with_brackets_is_one_error_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "[bold]x" / "[" / "x]"  # the path holds `[/x]`
-    code, out, err = run_cli_captured(capsys, "list", str(target))
+    code, _, err = run_cli_captured(capsys, "list", str(target))
     assert code == 2, err
     [line] = err.splitlines()
     assert line.startswith(f"labcoat: error: {target}: not a bundled suite"), line
