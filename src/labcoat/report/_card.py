@@ -115,16 +115,27 @@ def _rows(lines: list[tuple[str, str]]) -> str:
     return f'<table class="card">{body}</table>'
 
 
-def card_section(data: an.RunData, budgets: Budgets) -> str:
-    """The report's first section: the card's tables (with the campaigns of `budgets`,
-    the report's own read of the ledgers) and every mixed version."""
-    card = an.results_card(data)
-    parts = ['<section id="card"><h2>Results card</h2>']
-    parts.append(
-        "<p class='note'>What ran, where, and under which versions and budgets, read from "
-        "each score's provenance. <code>labcoat card LOGDIR</code> prints it as Markdown "
-        "for a paper's appendix.</p>"
+def _summary(card: an.ResultsCard) -> str:
+    """The collapsed card's one line: what it holds, and whether versions mix."""
+    mixes = len(card.mixes)
+    mixed = f" · <b>{mixes} mixed version{'s' if mixes != 1 else ''}</b>" if mixes else ""
+    return (
+        "What ran, where, and under which versions and budgets, read from each score's "
+        f"provenance{mixed}"
     )
+
+
+def card_section(data: an.RunData, budgets: Budgets) -> str:
+    """The report's section after the leaderboard, collapsed to one line: the card's
+    tables (with the campaigns of `budgets`, the report's own read of the ledgers) and
+    every mixed version."""
+    card = an.results_card(data)
+    parts = [
+        '<section id="card"><h2>Results card</h2>',
+        f'<details class="card"><summary>{_summary(card)}</summary>',
+        "<p class='note'><code>labcoat card LOGDIR</code> prints it as Markdown for a "
+        "paper's appendix.</p>",
+    ]
     for title, lines in _with_campaign(card, budgets):
         parts.append(f"<h3>{escape(title)}</h3>{_rows(lines)}")
     if not card.tasks.empty:
@@ -141,7 +152,7 @@ def card_section(data: an.RunData, budgets: Budgets) -> str:
         parts.append(f'<div class="warn"><b>Mixed versions.</b> {MIX_NOTE}<ul>{items}</ul></div>')
     if card.unrecorded:
         parts.append(f"<p class='note'>{escape(UNRECORDED_NOTE.format(n=card.unrecorded))}</p>")
-    parts.append("</section>")
+    parts.append("</details></section>")
     return "".join(parts)
 
 

@@ -44,6 +44,7 @@ svg.plot .ref{stroke:#999;stroke-dasharray:2 3}
 .warn{background:#fff6e0;border-left:4px solid #e0a800;padding:4px 10px;margin:8px 0}
 .warn ul{margin:4px 0;padding-left:20px}
 table.card th{text-align:left;white-space:nowrap}
+details.card>summary{cursor:pointer;color:#243447}
 .runs a{margin-right:4px}
 .counts{color:#666;font-size:12px;white-space:nowrap}
 input.filter{margin:6px 0;padding:4px 8px;width:320px}
@@ -60,6 +61,14 @@ document.querySelectorAll('input.filter').forEach(function(box){
     }
   });
 });
+// a link to the results card opens it: it starts collapsed
+var card=document.querySelector('#card details.card');
+if(card){
+  document.querySelectorAll('a[href="#card"]').forEach(function(a){
+    a.addEventListener('click',function(){card.open=true;});
+  });
+  if(location.hash==='#card'){card.open=true;}
+}
 """
 
 

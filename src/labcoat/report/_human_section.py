@@ -62,8 +62,10 @@ def humans_and_agents(ctx: Context, curves: CurveTables) -> str:
     for task in tasks:
         best = curves.best_of_k[curves.best_of_k["task_id"] == task]
         svg = plots.best_of_k(best, ctx.colors, f"{task}: humans and agents, best of k", "k")
+        short = plots.too_few_runs(best)
+        left_out = f" Not drawn, with a single run: {escape(', '.join(short))}." if short else ""
         if svg:
-            figs.append(figure(svg, BEST_OF_K + " Humans: black, dashed."))
+            figs.append(figure(svg, BEST_OF_K + " Humans: black, dashed." + left_out))
         axis = "working_seconds"
         svg = plots.score_over(curves.points[axis], curves.means[axis], task, axis, ctx.colors)
         if svg:

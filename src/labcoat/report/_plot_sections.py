@@ -27,6 +27,7 @@ BAND = (
     f"shaded: 95% bootstrap band over tasks ({an.BOOTSTRAP_RESAMPLES} resamples of the "
     f"tasks with replacement, seed {an.BOOTSTRAP_SEED}; none with one task)."
 )
+OVER_TASKS = " Mean over tasks; " + BAND
 
 
 @dataclass
@@ -82,25 +83,42 @@ def family_overview(ctx: Context, family: str, t: CurveTables) -> str:
             )
         )
     bok = an.family_best_of_k(t.best_of_k[t.best_of_k["family"] == family])
-    svg = plots.best_of_k(bok, ctx.colors, f"{name}: best of k", "k (runs per task)")
-    if svg:
-        figs.append(figure(svg, BEST_OF_K + " Mean over tasks; " + BAND))
+    title = f"{name}: best of k"
+    figs.append(_best_of_k_figure(ctx, bok, title, "k (runs per task)", BEST_OF_K + OVER_TASKS))
     budget = t.budget[t.budget["family"] == family]
-    svg = (
-        plots.best_of_k(
-            an.family_best_of_k(budget),
-            ctx.colors,
-            f"{name}: best of k at equal time",
-            plots.budget_label(budget),
-        )
-        if not budget.empty
-        else None
-    )
-    if svg:
-        figs.append(figure(svg, BUDGET + " Mean over tasks; " + BAND))
-    if not figs:
+    if not budget.empty:
+        title, x_label = f"{name}: best of k at equal time", plots.budget_label(budget)
+        over = an.family_best_of_k(budget)
+        figs.append(_best_of_k_figure(ctx, over, title, x_label, BUDGET + OVER_TASKS))
+    note = _too_few_note(bok, "every task") if not bok.empty else ""
+    if not any(figs):
+        return f"<h3>All tasks</h3>{note}" if note else ""
+    return f"<h3>All tasks</h3><div class='plots'>{''.join(figs)}</div>{note}"
+
+
+def _best_of_k_figure(
+    ctx: Context, table: pd.DataFrame, title: str, x_label: str, caption: str
+) -> str:
+    """A best-of-k figure of the labels with enough runs, its caption naming any left
+    out; nothing when none has (`_too_few_note` says why, once)."""
+    svg = plots.best_of_k(table, ctx.colors, title, x_label)
+    if not svg:
         return ""
-    return f"<h3>All tasks</h3><div class='plots'>{''.join(figs)}</div>"
+    short = plots.too_few_runs(table)
+    if short:
+        caption += f" Not drawn, with a single run: {escape(', '.join(short))}."
+    return figure(svg, caption)
+
+
+def _too_few_note(table: pd.DataFrame, of: str) -> str:
+    """One line saying why there is no best-of-k plot, where no label has enough runs."""
+    if table.empty or len(plots.too_few_runs(table)) < table["label"].nunique():
+        return ""
+    return (
+        f"<p class='note'>No best-of-k plot: no model or agent has "
+        f"{plots.MIN_BEST_OF_K_RUNS} or more runs of {of} (best of one run is its "
+        "score, one dot).</p>"
+    )
 
 
 def _task_figures(ctx: Context, family: str, task_id: str, t: CurveTables) -> str:
@@ -114,22 +132,21 @@ def _task_figures(ctx: Context, family: str, task_id: str, t: CurveTables) -> st
         svg = plots.score_over(mine(t.points[axis]), mine(t.means[axis]), task_id, axis, ctx.colors)
         if svg:
             (figs if axis == "elapsed_seconds" else more).append(figure(svg, _over_caption(axis)))
-    svg = plots.best_of_k(mine(t.best_of_k), ctx.colors, f"{task_id}: best of k", "k (runs)")
-    if svg:
-        figs.append(figure(svg, BEST_OF_K))
+    bok = mine(t.best_of_k)
+    figs.append(_best_of_k_figure(ctx, bok, f"{task_id}: best of k", "k (runs)", BEST_OF_K))
     budget = mine(t.budget)
     if not budget.empty:
         title = f"{task_id}: best of k at equal time"
-        svg = plots.best_of_k(budget, ctx.colors, title, plots.budget_label(budget))
-        if svg:
-            figs.append(figure(svg, BUDGET))
-    if not figs and not more:
+        figs.append(_best_of_k_figure(ctx, budget, title, plots.budget_label(budget), BUDGET))
+    figs = [f for f in figs if f]
+    note = _too_few_note(bok, "this task")
+    if not figs and not more and not note:
         return ""
     folded = (
         "<details><summary>score over working time, tokens and cost</summary>"
         f"<div class='plots'>{''.join(more)}</div></details>"
     )
-    head = f"<h4>{escape(task_id)}</h4><div class='plots'>{''.join(figs)}</div>"
+    head = f"<h4>{escape(task_id)}</h4><div class='plots'>{''.join(figs)}</div>{note}"
     return head + (folded if more else "")
 
 

@@ -2,28 +2,54 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Iterable
 
 import pandas as pd
 
 from labcoat.analysis import AXES
 from labcoat.analysis._human import HUMAN
-from labcoat.report._svg import HUMAN_COLOR, PALETTE, Series, bar_chart, line_chart
+from labcoat.report._svg import HUMAN_COLOR, LABEL_PALETTE, Series, bar_chart, line_chart
 
 MAX_FAINT = 200  # individual run lines per chart; beyond this only the means are drawn
 
 
+def _slot(name: str) -> int:
+    """The name's place in LABEL_PALETTE: a hash that is the same in every process."""
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % len(LABEL_PALETTE)
+
+
+def stable_colors(names: Iterable[str]) -> dict[str, str]:
+    """Each name's colour, a function of the name alone, so that a model has the same
+    colour in every report. Only where two names of one report hash to the same colour
+    does the later one (by name) take the next free colour, so no two lines look alike."""
+    ordered = sorted(set(names))
+    slots: dict[str, int] = {}
+    for name in ordered:  # first come by name keeps its own slot
+        if _slot(name) not in slots.values():
+            slots[name] = _slot(name)
+    n = len(LABEL_PALETTE)
+    for name in ordered:
+        if name in slots:
+            continue
+        start = _slot(name)
+        free = [i % n for i in range(start, start + n) if i % n not in slots.values()]
+        slots[name] = free[0] if free else start  # more names than colours: share
+    return {name: LABEL_PALETTE[slot] for name, slot in slots.items()}
+
+
 class Colors:
-    """One color per label across the whole report; humans in black, dashed."""
+    """One colour per label, fixed by its name (`stable_colors`); humans in black, dashed."""
 
     def __init__(self, labels: list[str], humans: set[str], tools: list[str] | None = None):
         self.humans = humans
-        others = [lb for lb in sorted(set(labels)) if lb not in humans]
-        self._map = {lb: PALETTE[i % len(PALETTE)] for i, lb in enumerate(others)}
-        self._tools = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(sorted(set(tools or ())))}
+        self._map = stable_colors(lb for lb in labels if lb not in humans)
+        self._tools = stable_colors(tools or ())
 
     def tool(self, name: str) -> str:
-        """One color per tool, the same in every chart."""
+        """One colour per tool, the same in every chart."""
         return self._tools.get(name, "#555")
 
     def __call__(self, label: str) -> str:
@@ -94,18 +120,38 @@ def score_over(
     )
 
 
+MIN_BEST_OF_K_RUNS = 2
+"""Runs per task a label needs for a best-of-k line: best of 1 is the mean, one dot."""
+
+
+def _best_of_k_points(g: pd.DataFrame) -> list[tuple[float, float]]:
+    return [
+        (float(k), float(v))
+        for k, v in zip(g["k"], g["best_of_k"], strict=True)
+        if math.isfinite(v)
+    ]
+
+
+def too_few_runs(table: pd.DataFrame) -> list[str]:
+    """Labels of a best-of-k table with no line to draw (under MIN_BEST_OF_K_RUNS runs)."""
+    return [
+        str(label)
+        for label, g in table.groupby("label", sort=True)
+        if len(_best_of_k_points(g)) < MIN_BEST_OF_K_RUNS
+    ]
+
+
 def best_of_k(table: pd.DataFrame, colors: Colors, title: str, x_label: str) -> str | None:
     """Expected best of k runs against k, one line per label (`table` already filtered);
-    a shaded band where the table has `low` and `high` (the bootstrap over tasks)."""
-    if table.empty:
-        return None
+    a shaded band where the table has `low` and `high` (the bootstrap over tasks).
+
+    Labels with fewer than MIN_BEST_OF_K_RUNS runs per task are left out (`too_few_runs`
+    names them); with none left there is no chart."""
     series = []
     for label, g in table.groupby("label", sort=True):
-        pts = [
-            (float(k), float(v))
-            for k, v in zip(g["k"], g["best_of_k"], strict=True)
-            if math.isfinite(v)
-        ]
+        pts = _best_of_k_points(g)
+        if len(pts) < MIN_BEST_OF_K_RUNS:
+            continue
         band = (
             [
                 (float(k), float(lo), float(hi))
@@ -119,6 +165,8 @@ def best_of_k(table: pd.DataFrame, colors: Colors, title: str, x_label: str) -> 
         series.append(
             Series(name, pts, colors(name), dashed=colors.dashed(name), band=band, title=name)
         )
+    if not series:
+        return None
     return line_chart(series, x_label=x_label, y_label="expected best score", ref=1.0, title=title)
 
 

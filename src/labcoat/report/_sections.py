@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 from typing import Any
 
 import pandas as pd
 
 from labcoat import analysis as an
+from labcoat._run._results import error_reason
 from labcoat.report import _plots as plots
 from labcoat.report._card import mix_warning
 from labcoat.report._context import (
@@ -77,7 +79,8 @@ def leaderboard(ctx: Context) -> str:
         "family only. " + RATES_NOTE + _not_started_note(board) + _cannot_run_note(board) + "</p>"
     )
     body = mix_warning(ctx.data.runs) + table(board, columns, table_id="leaderboard-table")
-    return f'<section id="leaderboard"><h2>Leaderboard</h2>{note}{body}</section>'
+    # the table before its note: the first screen shows the figures themselves
+    return f'<section id="leaderboard"><h2>Leaderboard</h2>{body}{note}</section>'
 
 
 NOT_STARTED_NOTE = (
@@ -245,7 +248,7 @@ def runs_table(ctx: Context) -> str:
         ("GPU time", lambda r: hours(_hours(r["gpu_seconds"]))),
         ("tool calls", lambda r: count(r["tool_calls"])),
         ("stopped by", lambda r: escape(stop_label(r["stopped_by"]))),
-        ("error", lambda r: escape(_text(r["error"]))),
+        ("error", lambda r: escape(_error(r["error"]))),
         ("integrity", lambda r: _flag_cell(r)),
         ("inspect view", lambda r: link(r["link"], "open") if isinstance(r["link"], str) else ""),
     ]
@@ -342,6 +345,19 @@ def _text(value: object) -> str:
     return str(value)
 
 
+_REPR_START = re.compile(r"^(?:[a-z_][\w]*\.)*[A-Z]\w*\((['\"])")  # `mod.ClassName('`
+
+
+def _error(value: object) -> str:
+    """An error's message, not the repr Inspect records (`LabcoatError('...')`)."""
+    text = _text(value)
+    if not text:
+        return ""
+    reason = error_reason(text)
+    cut = _REPR_START.match(reason)  # a repr cut short (the runs table keeps 300 characters)
+    return reason[cut.end() :] if cut else reason
+
+
 def _hours(seconds: object) -> float:
     try:
         return float(seconds) / 3600  # type: ignore[arg-type]
@@ -361,7 +377,7 @@ def logs_table(ctx: Context) -> str:
         ("model / agent", "label"),
         ("samples", "samples"),
         ("superseded by", lambda r: escape(_text(r["superseded_by"]))),
-        ("error", lambda r: escape(_text(r["error"]))),
+        ("error", lambda r: escape(_error(r["error"]))),
     ]
     body = table(
         ctx.data.logs,

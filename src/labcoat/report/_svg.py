@@ -24,6 +24,28 @@ PALETTE = [
     "#bcbd22",
     "#7f7f7f",
 ]
+# colours for models, agents and tools, picked by a hash of the name (`_plots.Colors`):
+# no greys (unknown is #555, humans near-black), a darker twin of each base hue after it
+LABEL_PALETTE = [
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#0b4f80",
+    "#8b1a1a",
+    "#1b6e1b",
+    "#b35900",
+    "#5b3a8a",
+    "#5c3a2e",
+    "#a3347f",
+    "#0f7f8a",
+    "#7a7a12",
+]
 HUMAN_COLOR = "#111111"
 W, H = 600, 300
 LEFT, RIGHT, TOP, BOTTOM = 56, 190, 16, 42  # margins; the legend sits on the right
