@@ -334,11 +334,13 @@ def test_runs_without_provenance_are_no_mix_and_are_counted(tmp_path: Path) -> N
     assert results_card(data).unrecorded == 1
 
 
-def test_the_report_opens_with_the_card_and_warns_on_the_mixed_tables(tmp_path: Path) -> None:
+def test_the_card_follows_the_leaderboard_and_warns_on_the_mixed_tables(tmp_path: Path) -> None:
     _log(tmp_path / "one", _run("aaaa"))
     _log(tmp_path / "two", _run("bbbb"))
     html = write_report([tmp_path / "one", tmp_path / "two"], tmp_path / "r.html").read_text()
-    assert html.index('id="card"') < html.index('id="leaderboard"')
+    assert html.index('id="leaderboard"') < html.index('id="card"')
+    board = html[html.index('id="leaderboard"') : html.index('id="card"')]
+    assert "This table mixes versions" in board  # the first screen says so, card folded
     family = html[html.index('id="family-rebench"') :]
     tasks = family[: family.index("</table>")]
     assert "This table mixes versions" in tasks and "2 different task contents" in tasks

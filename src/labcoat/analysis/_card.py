@@ -13,6 +13,7 @@ import pandas as pd
 
 from labcoat._unavailable import LABEL
 from labcoat.analysis._data import RunData
+from labcoat.analysis._family import NO_MODEL
 from labcoat.analysis._mixes import Mix, counts, given, mixed_provenance, plural, runs_text
 
 
@@ -65,6 +66,16 @@ def _short(value: object, n: int = 12) -> str | None:
     return text.removesuffix("-dirty")[:n] + (", with uncommitted changes" if dirty else "")
 
 
+def _asked_reported(run: pd.Series) -> str:
+    """`asked → reported`; an agent that called no model (oracle, noop, human) by name:
+    what it reports is its own tag (`labcoat/oracle`), and `none/none` is Inspect's
+    placeholder."""
+    if not given(run.get("model")) or run["model"] in ("", NO_MODEL):
+        return f"{run.get('agent') or 'an'} agent (no model)"
+    reported = run.get("model_reported")
+    return f"{run['model']} → {reported if given(reported) else '—'}"
+
+
 def _what_ran(data: RunData, runs: pd.DataFrame) -> list[tuple[str, str]]:
     errors = int((runs["status"] == "error").sum())
     families = runs.groupby("family", sort=True)["task_id"].nunique()
@@ -76,7 +87,7 @@ def _what_ran(data: RunData, runs: pd.DataFrame) -> list[tuple[str, str]]:
     )
     by_label = runs.groupby("label", sort=True).size()
     epochs = pd.to_numeric(runs["epoch"], errors="coerce").max()
-    model = _with(runs, _m=runs["model"].astype(str) + " → " + runs["model_reported"].fillna("—"))
+    model = _with(runs, _m=runs.apply(_asked_reported, axis=1) if len(runs) else None)
     return [
         (
             "Runs",
