@@ -113,7 +113,7 @@ def test_a_log_without_kept_workspaces_is_not_regradable(
     source = next(iter(list_eval_logs(str(runs / "adaptive-huber-noop"), recursive=False)))
     shutil.copy(source.name.removeprefix("file://"), tmp_path / "old.eval")
     result = regrade_json(capsys, str(tmp_path))
-    assert result["logs"] is None and len(result["samples"]) == 7
+    assert result["logs"] == [] and len(result["samples"]) == 7
     assert all("no kept workspace" in r["not_regradable"] for r in result["samples"])
 
 

@@ -43,8 +43,9 @@ def command(
 ) -> None:
     """Grade every sample under LOGDIR whose final workspace was kept again, with the
     current graders, in fresh protected sandboxes. The new scores go to new logs in
-    LOGDIR/regrades/<time>/ (the original logs are not changed); reports and analysis
-    then use the newest grading. A --secrets FILE replaces the one the runs named.
+    FOLDER.regrades/<time>/ beside each original log's FOLDER (the original logs are not
+    changed, and the eval resumes there); reports and analysis then use the newest
+    grading. A --secrets FILE replaces the one the runs named.
     Exits 1 when a regrade errored."""
     from labcoat.regrade import regrade_logs
 
@@ -70,7 +71,7 @@ def command(
     if as_json:
         click.echo(
             json.dumps(
-                {"logs": str(out) if out else None, "samples": [r.to_json() for r in rows]},
+                {"logs": [str(p) for p in out], "samples": [r.to_json() for r in rows]},
                 indent=2,
             )
         )
@@ -98,7 +99,7 @@ def command(
                 escape(verdict),
             )
         print_table(table, markup=True)  # its cells are escaped
-        where = f"; logs in {out}" if out else ""
+        where = f"; logs in {', '.join(map(str, out))}" if out else ""
         regraded = sum(1 for r in rows if r.not_regradable is None)
         click.echo(f"{regraded} sample(s) regraded, {len(rows) - regraded} not regradable{where}")
     sys.exit(1 if any(r.error for r in rows) else 0)

@@ -26,7 +26,7 @@ from labcoat.analysis._provenance import log_fields, provenance_fields
 from labcoat.analysis._regrades import Regrades, collect, original_log
 from labcoat.analysis._sample_rows import LogContext, SampleRows, missing_row, sample_rows
 from labcoat.integrity import INSPECT_KEY
-from labcoat.regrade import is_regrade
+from labcoat.regrade import is_regrade, regrade_folders
 
 logger = logging.getLogger(__name__)
 
@@ -186,6 +186,11 @@ def _read_samples(
     return out
 
 
+def _local(location: str) -> str:
+    """A local log's location as one spelling (a path, a file:// URI)."""
+    return str(Path(unquote(location.removeprefix("file://"))).resolve())
+
+
 def read_runs(
     source: str | Path | Iterable[str | Path],
     *,
@@ -202,14 +207,24 @@ def read_runs(
     sources = [source] if isinstance(source, str | Path) else list(source)
     files: list[LogFile] = []
     roots = []
+    beside: set[str] = set()  # regrade logs found beside a source, not in it
     for src in sources:
         root, found = log_files(src)
         roots.append(root)
         files += found
+        for folder in regrade_folders(src):
+            _, regrades = log_files(folder)
+            files += [(loc, f"../{folder.name}/{rel}", size) for loc, rel, size in regrades]
+            beside.update(loc for loc, _, _ in regrades)
+    originals = {_local(loc) for loc, _, _ in files if loc not in beside}
     headers: list[tuple[EvalLog, LogContext, Row, int | None]] = []
     for done, (location, name, size) in enumerate(files, 1):
         try:
             header = read_eval_log(location, header_only=True)
+            if location in beside and (
+                not is_regrade(header) or _local(original_log(header)) not in originals
+            ):
+                continue  # beside a log that was given: only the regrades of what is read
             ctx = context(header, location, name)
             headers.append((header, ctx, _log_row(header, ctx), size))
         except Exception as ex:  # the file's fault: say which, build from the others

@@ -8,21 +8,23 @@ them with a replay in place of the agent, and says what changed.
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
-    REGRADES_DIR,
     find_samples,
     is_regrade,
 )
 from labcoat.regrade._grader import grader_version, version_label
 from labcoat.regrade._run import Regraded, regrade_logs
+from labcoat.regrade._where import REGRADES_SUFFIX, regrade_folders, regrades_folder
 
 __all__ = [
     "ORIGINAL",
-    "REGRADES_DIR",
+    "REGRADES_SUFFIX",
     "REGRADE_META",
     "Regraded",
     "find_samples",
     "grader_version",
     "is_regrade",
+    "regrade_folders",
     "regrade_logs",
+    "regrades_folder",
     "version_label",
 ]

@@ -21,7 +21,6 @@ REGRADE_META = "labcoat_regrade"
 """Task metadata of a regrade's log: the grader version, when, and the logs it regraded."""
 ORIGINAL = "labcoat:regrade:original"
 """Store key of a regraded sample: the sample it regrades (log, id, epoch, uuid, old score)."""
-REGRADES_DIR = "regrades"
 
 
 @dataclass

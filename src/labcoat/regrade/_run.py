@@ -2,8 +2,9 @@
 
 Per original log, the family's task is built again from the log's task arguments (the
 agent swapped for `noop`, the sandbox for `bwrap`), its dataset narrowed to the kept
-samples, and `replay` added after the agent; the eval writes a real `.eval` log under
-`LOGDIR/regrades/<time>/`. The original logs are only read.
+samples, and `replay` added after the agent; the eval writes a real `.eval` log, moved
+to `<folder>.regrades/<time>/` beside the original's folder (`_where`: never inside the
+eval set, whose resume it would stop). The original logs are only read.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import shutil
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,13 +30,13 @@ from labcoat.families import task_function
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
-    REGRADES_DIR,
     Candidate,
     find_samples,
     score_figures,
 )
 from labcoat.regrade._grader import grader_version
 from labcoat.regrade._replay import REPLAY_NOTES, plan_key, then_replay
+from labcoat.regrade._where import regrades_folder
 
 NO_MODEL = "none/none"
 
@@ -123,9 +126,10 @@ def regrade_logs(
     display: str | None = None,
     task_args: dict[str, dict[str, Any]] | None = None,
     starting: Callable[[int, int], None] | None = None,
-) -> tuple[Path | None, list[Regraded]]:
-    """Regrade every kept sample under `log_dir` (of `task_ids`, when given): the folder
-    the regrade logs went to (None: nothing to regrade), and one row per sample.
+) -> tuple[list[Path], list[Regraded]]:
+    """Regrade every kept sample under `log_dir` (of `task_ids`, when given): the folders
+    the regrade logs went to (one per folder of original logs; none: nothing was
+    regraded), and one row per sample.
     `task_args` ({family: {argument: value}}) replace those the original logs recorded
     (a secrets file of this machine, say). `starting(samples, logs)` is called before
     the eval runs."""
@@ -156,21 +160,17 @@ def regrade_logs(
     ]
     todo = [c for c in chosen if c.reason is None]
     if not todo:
-        return None, rows
+        return [], rows
     now = datetime.datetime.now(datetime.UTC)
-    out = log_dir / REGRADES_DIR / now.strftime("%Y-%m-%dT%H-%M-%S")
-    out.mkdir(parents=True, exist_ok=True)
+    stamp = now.strftime("%Y-%m-%dT%H-%M-%S")
     by_log: dict[str, list[Candidate]] = defaultdict(list)
     for c in todo:
         by_log[c.log].append(c)
     tasks, roles, built = [], {}, []
+    folders: dict[str, Path] = {}  # original log -> where its regrade's log goes
     for index, (log, group) in enumerate(sorted(by_log.items())):
-        plan = {
-            plan_key(c.sample_id, c.epoch): {"manifest": str(c.manifest), "original": c.original()}
-            for c in group
-        }
+        out = regrades_folder(log) / stamp
         plan_file = out / f".plan-{index}.json"
-        plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
         family = group[0].family
         meta = {"grader": grader_version(family), "regraded_at": now.isoformat()}
         try:
@@ -179,16 +179,28 @@ def regrade_logs(
             # this log's samples say why; the other logs are regraded
             rows += [_unbuilt(c, f"its task could not be built again: {ex}") for c in group]
             continue
+        plan = {
+            plan_key(c.sample_id, c.epoch): {"manifest": str(c.manifest), "original": c.original()}
+            for c in group
+        }
+        out.mkdir(parents=True, exist_ok=True)  # only for a task that runs
+        plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
         built += group
+        folders[log] = out
         roles.update(group[0].model_roles)
     if not tasks:
-        return out, rows
+        return [], rows
     if starting is not None:
         starting(len(built), len(tasks))
-    with _quiet_console(display == "none"):
+    # one eval for every log (samples of all of them run at once), written apart and
+    # then moved, each beside its original's folder
+    with (
+        tempfile.TemporaryDirectory(prefix="labcoat-regrade-") as staging,
+        _quiet_console(display == "none"),
+    ):
         logs = eval(
             tasks,
-            log_dir=str(out),
+            log_dir=staging,
             model=NO_MODEL,
             model_roles=roles or None,
             max_samples=max_samples,
@@ -197,7 +209,21 @@ def regrade_logs(
             retry_on_error=0,
             score_display=False,
         )
-    return out, rows + _results(logs, built)
+        results = _results(logs, built)  # first: a log's samples are read from its file
+        moved = _move(logs, folders)
+    return moved, rows + results
+
+
+def _move(logs: list[EvalLog], folders: dict[str, Path]) -> list[Path]:
+    """Move each regrade log to its original's regrade folder; the folders, once each."""
+    done: list[Path] = []
+    for log in logs:
+        original = str((log.eval.metadata or {}).get(REGRADE_META, {}).get("original_log"))
+        folder = folders[original]
+        shutil.move(log.location, folder / Path(log.location).name)
+        if folder not in done:
+            done.append(folder)
+    return done
 
 
 @contextlib.contextmanager
