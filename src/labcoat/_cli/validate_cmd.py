@@ -98,12 +98,14 @@ def command(
         ),
     ]
     results = []
-    with log_dir_lock(options.log_dir), stdout_to_stderr(), quiet_console():
+    with log_dir_lock(options.log_dir), stdout_to_stderr():
         try:
             for part_entries, part_options in parts:
                 if part_entries:
                     _starting(part_entries, part_options.agents)
-                    results += run_entries(target, part_entries, part_options)[1]
+                    # per part: a run's end gives the console its voice back
+                    with quiet_console():
+                        results += run_entries(target, part_entries, part_options)[1]
         except Interrupted:
             raise Interrupted(
                 f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
