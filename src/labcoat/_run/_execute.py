@@ -26,6 +26,7 @@ from labcoat._run._models import check_model
 from labcoat._run._results import TaskResult, only_not_run
 from labcoat._run._resume import resume_line
 from labcoat._run._tasks import build_tasks
+from labcoat._unavailable import reason_of
 from labcoat.agents import WITHOUT_MODEL
 from labcoat.families import TaskEntry
 
@@ -130,15 +131,23 @@ def run_entries(
     """
     prices = check_run_options(options)
     limits = {f"{k}_limit": v for k, v in (options.limits or {}).items() if v is not None}
-    broken = [e for e in entries if e.problem]
+    # a folder whose tasks could not be listed because this machine lacks what it needs
+    # (a secret, its environment) cannot run here: not broken, in no mean, no failure
+    elsewhere = {e.id: reason_of(e.problem) for e in entries if e.problem}
+    broken = [e for e in entries if e.problem and not elsewhere[e.id]]
     runnable = [e for e in entries if not e.problem]
     not_run = [
         TaskResult(e.id, e.family, agent, problem=e.problem)
-        for e in broken
+        if not elsewhere[e.id]
+        else TaskResult(
+            e.id, e.family, agent, cannot_run_here=1, cannot_run_reasons=[str(elsewhere[e.id])]
+        )
+        for e in entries
+        if e.problem
         for agent in options.agents
     ]
     if not runnable:
-        return False, not_run
+        return not broken, not_run
     interrupted = Interrupted(
         f"unfinished samples are marked cancelled in the logs in {options.log_dir}; "
         "run the same command again to finish them"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from labcoat._run._budget import NOT_STARTED
 from labcoat._run._results import TaskResult
-from labcoat._unavailable import LABEL, label
+from labcoat._unavailable import LABEL, label, reason_of
 from labcoat.families import TaskEntry
 
 NO_ORACLE = "no oracle: checks noop only"
@@ -101,8 +101,11 @@ def judge(entries: list[TaskEntry], results: list[TaskResult]) -> list[Verdict]:
     verdicts = []
     for entry in entries:
         if entry.problem:
+            elsewhere = reason_of(entry.problem)  # not listed for want of a secret, an env
             verdicts.append(
-                Verdict(entry, None, None, False, [f"cannot be loaded: {entry.problem}"])
+                Verdict(entry, None, None, True, [], elsewhere)
+                if elsewhere
+                else Verdict(entry, None, None, False, [f"cannot be loaded: {entry.problem}"])
             )
             continue
         oracle, noop = by_key.get((entry.id, "oracle")), by_key.get((entry.id, "noop"))

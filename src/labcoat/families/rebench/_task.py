@@ -158,8 +158,12 @@ def problem_kind(error: LabcoatError) -> str:
 
 
 def _broken(family: TaskFamilyDir, error: LabcoatError) -> TaskEntry:
-    entry = broken_entry(FAMILY, family.path, str(error), task_id=family.name)
-    return replace(entry, extra={PROBLEM_KIND: problem_kind(error)})
+    kind = problem_kind(error)
+    problem = str(error)
+    if kind == "secrets" and not problem.startswith(UNAVAILABLE):
+        problem = f"{UNAVAILABLE} {problem}"  # not broken: it cannot run here (no secret)
+    entry = broken_entry(FAMILY, family.path, problem, task_id=family.name)
+    return replace(entry, extra={PROBLEM_KIND: kind})
 
 
 def _names_from_files(family: TaskFamilyDir) -> tuple[list[str], str] | None:
