@@ -9,13 +9,12 @@ eval set, whose resume it would stop). The original logs are only read.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.log import EvalLog
 
 from labcoat._errors import LabcoatError
+from labcoat._util.quiet import quiet_console
 from labcoat._util.suggest import did_you_mean
 from labcoat.families import task_function
 from labcoat.regrade._find import (
@@ -196,7 +196,7 @@ def regrade_logs(
     # then moved, each beside its original's folder
     with (
         tempfile.TemporaryDirectory(prefix="labcoat-regrade-") as staging,
-        _quiet_console(display == "none"),
+        quiet_console(display == "none"),
     ):
         logs = eval(
             tasks,
@@ -224,24 +224,6 @@ def _move(logs: list[EvalLog], folders: dict[str, Path]) -> list[Path]:
         if folder not in done:
             done.append(folder)
     return done
-
-
-@contextlib.contextmanager
-def _quiet_console(quiet: bool) -> Iterator[None]:
-    """Silence rich's global console for the eval. Inspect keeps its first display for
-    the whole process and applies `display="none"` only when it creates it, so after an
-    earlier eval in the same process (a test, a notebook) its panels would still print."""
-    if not quiet:
-        yield
-        return
-    import rich
-
-    console = rich.get_console()
-    before, console.quiet = console.quiet, True
-    try:
-        yield
-    finally:
-        console.quiet = before
 
 
 def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
