@@ -213,9 +213,7 @@ def run_on_ray(
             + "; ".join(sorted(reasons)[:3]),
             err=True,
         )
-    success = not unlogged and all(
-        log.status == "success" or only_not_run(log) for log in run.logs
-    )
+    success = not unlogged and all(log.status == "success" or only_not_run(log) for log in run.logs)
     results = inspected_results(run.logs, options.inspect)
     return success, results + [r for g in kept for r in _not_started_rows(g)]
 
