@@ -165,7 +165,7 @@ def run_entries(
         tasks += build_tasks(target, runnable, agent, options.sandbox, options.task_args)
     account = _account(options)
     # the same command again resumes: say what the earlier runs left
-    resuming = resume_line(options.log_dir, tasks, options.epochs, getattr(options, "limit", None))
+    resuming = resume_line(options.log_dir, tasks, options.epochs, options.limit)
     if resuming:
         print(f"labcoat: {resuming}", file=sys.stderr, flush=True)
     try:

@@ -156,7 +156,10 @@ def _register() -> None:
 @contextmanager
 def guarded() -> Iterator[None]:
     """Run an eval set with the interrupt handling above."""
+    import rich
+
     _register()
+    quiet_before = rich.get_console().quiet  # a caller's quiet_console() outlasts the run
     _state.active = True
     _state.interrupts = 0
     _state.cancelled = False
@@ -171,4 +174,4 @@ def guarded() -> Iterator[None]:
         _state.active = False
         logging.getLogger(TRANSCRIPT_LOGGER).removeFilter(_noise)
         logging.getLogger(SERVER_LOGGER).removeFilter(_server_noise)
-        _quiet_console(False)
+        _quiet_console(quiet_before)
