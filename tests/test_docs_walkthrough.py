@@ -222,6 +222,8 @@ def _readers_environment() -> dict[str, str]:
         "LABCOAT_UNSAFE_ROOT_ONE_USER",
     ):
         env.pop(name, None)
+    for name in [n for n in env if n.endswith(("_API_KEY", "_BASE_URL"))]:
+        env.pop(name)  # a block that names a paid model must stop at its clear error, never spend
     paths = env.get("PATH", "").split(os.pathsep)
     env["PATH"] = os.pathsep.join(p for p in paths if not (Path(p).parent / "pyvenv.cfg").exists())
     env["COLUMNS"] = "120"
