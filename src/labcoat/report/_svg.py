@@ -27,15 +27,7 @@ PALETTE = [
 # colours for models, agents and tools, picked by a hash of the name (`_plots.Colors`):
 # no greys (unknown is #555, humans near-black), a darker twin of each base hue after it
 LABEL_PALETTE = [
-    "#1f77b4",
-    "#d62728",
-    "#2ca02c",
-    "#ff7f0e",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#17becf",
-    "#bcbd22",
+    *PALETTE[:9],
     "#0b4f80",
     "#8b1a1a",
     "#1b6e1b",
