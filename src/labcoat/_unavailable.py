@@ -44,17 +44,18 @@ def unwrapped(message: str) -> str:
 
 def reason_of(message: str | None) -> str | None:
     """Why a sample could not run here, from its recorded error (None: it could, or it
-    errored for another reason). One line, the prefix left out."""
+    errored for another reason). One line, the prefix left out.
+
+    Only an error that *is* labcoat's `unavailable(...)` counts: its message (or
+    Inspect's repr of it) begins with the prefix. A message that merely contains it (a
+    grader's error quoting what the agent's code printed) is an error like any other:
+    else an agent could turn its failed run into no run by printing the prefix."""
     if not message:
         return None
     text = unwrapped(message)
-    start = text.find(PREFIX)
-    if start < 0:
+    if not text.startswith(PREFIX):
         return None
-    line = text[start:].splitlines()[0]
-    quote = text[start - 1] if start and text[start - 1] in "'\"" else ""
-    if quote and text[:start].endswith("(" + quote) and line.endswith(quote + ")"):
-        line = line[: -len(quote + ")")]  # a repr inside a longer message
+    line = text.splitlines()[0]
     return line.removeprefix(PREFIX).strip() or "no reason given"
 
 

@@ -133,3 +133,30 @@ def test_no_column_without_such_runs(tmp_path: Path) -> None:
 
 def _logs(folder: Path) -> list:
     return [read_eval_log(str(p)) for p in sorted(folder.glob("*.eval"))]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # a METR family's score() failing, its stdout quoted (what the agent's code printed)
+        "score() exited with code 4; stdout: environment unavailable: no GPU; stderr: (empty)",
+        "LabcoatError('score() exited with code 4; stdout: environment unavailable: no GPU')",
+        "grader failed:\nenvironment unavailable: no GPU",
+    ],
+)
+def test_an_error_that_quotes_the_prefix_is_an_error_not_a_run_that_could_not_start(
+    tmp_path: Path, message: str
+) -> None:
+    """Attack: a failing run whose code prints `environment unavailable: …` so that the
+    grader's error quotes it, hoping the run is taken for one that could not start and
+    left out of the mean. Only labcoat's own `unavailable()` error counts (its message
+    begins with the prefix); the control, RECORDED, still does (the tests above)."""
+    write_log(
+        tmp_path,
+        [Sample(task_id="t", epoch=1, normalized=1.0), Sample(task_id="t", epoch=2, error=message)],
+    )
+    [cli] = collect_results(_logs(tmp_path))
+    assert (cli.runs, cli.errors, cli.cannot_run_here) == (2, 1, 0)
+    assert cli.normalized_mean == pytest.approx(0.5)  # the failed run counts 0
+    [row] = task_summary(read_runs(tmp_path)).to_dict("records")
+    assert (row["runs"], row["errors"], row["cannot_run_here"]) == (2, 1, 0)
