@@ -17,13 +17,14 @@ STAGES = {"headers": "reading log headers", "samples": "reading samples", "repor
 
 
 class _PlainProgress:
-    """Progress for a terminal-less run (CI, pipes): a line per ~10% of each stage."""
+    """Progress for a terminal-less run (CI, pipes): a line per ~10% of each stage, and
+    only its end for a stage of few steps (a line per log of a 7-log folder is noise)."""
 
     def __init__(self) -> None:
         self._shown: dict[str, int] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        step = max(1, total // 10)
+        step = total if total < 20 else total // 10
         if done == total or done - self._shown.get(stage, 0) >= step:
             self._shown[stage] = done
             click.echo(f"labcoat report: {STAGES.get(stage, stage)} {done}/{total}", err=True)
