@@ -316,6 +316,54 @@ def test_tests_that_download_at_run_time_are_unavailable_needs_network(tmp_path:
     assert result.unavailable is not None and result.unavailable.startswith("needs network")
 
 
+def test_a_completion_that_sends_the_tests_to_the_network_fails_and_is_flagged(
+    tmp_path: Path,
+) -> None:
+    """Attack: a wrong block whose value sends the paper's own test code to the network
+    (here: the test downloads only when the value is off), so that the failed run reads
+    as a paper that needs network, a sample that cannot run here and is in no mean. The
+    reference's run decides whose need it is: it tries no network, so the completion's
+    run is a failure (0) and flagged. Control: the oracle on a paper whose tests always
+    download is still `needs network` (the test above)."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    from .helpers import PROBE_MODULE
+
+    test = (
+        "import unittest\nimport urllib.request\nimport probe_mod\n\n"
+        "class T(unittest.TestCase):\n    def test(self):\n"
+        "        value = probe_mod.probe()\n"
+        "        if value != 1:  # the paper's own fallback: fetch the expected value\n"
+        "            urllib.request.urlopen('https://example.com/expected.pt', timeout=5)\n"
+        "        self.assertEqual(value, 1)\n\n"
+        "if __name__ == '__main__':\n    unittest.main()\n"
+    )
+    pset = write_pset(
+        tmp_path, {"fallback": {"probe_mod.py": PROBE_MODULE, "paper2code_test.py": test}}
+    )
+
+    def reply(*args: object) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm/model", "```python\nreturn 2\n```")
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5)
+        return output
+
+    from inspect_ai import eval
+
+    [log] = eval(
+        researchcodebench(target=str(pset)),
+        model="mockllm/model",
+        model_args={"custom_outputs": reply},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    [result] = collect_results([log])
+    assert result.unavailable is None and result.cannot_run_here == 0
+    assert result.runs == 1 and result.normalized_mean == 0.0
+    [sample] = log.samples or []
+    flags = sample.scores["researchcodebench_scorer"].metadata["integrity_flags"]
+    assert any("try the network" in f for f in flags), flags
+
+
 def _run(task, log_dir: Path):
     from inspect_ai import eval
 

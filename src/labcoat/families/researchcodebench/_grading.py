@@ -239,8 +239,8 @@ class GradingPool:
         self._papers: dict[tuple[Path, tuple[str, ...]], _Paper] = {}
         self._idle_close = idle_close
         self._reaper: asyncio.Task[None] | None = None
-        # (paper, reference files, where its block sits) -> roles the reference changes
-        self._reference_changes: dict[tuple[Path, str, Watch], frozenset[str]] = {}
+        # (paper, reference files, where its block sits) -> the reference's own run
+        self._reference_runs: dict[tuple[Path, str, Watch], TestRun] = {}
 
     async def __aenter__(self) -> GradingPool:
         return self
@@ -397,27 +397,48 @@ class GradingPool:
         place, and where it sits: when the completion changes in place arrays that the
         reference block leaves alone (`_test_main.py`, "what the block changes in place"),
         the tests run again with those put back after each call of the block's function,
-        and that run decides."""
+        and that run decides. A failed run in which the paper's own code tried the
+        network is the paper's need (the sample cannot run here) only if the reference's
+        run needs it too: else the completion made it so, and it is a failure, flagged."""
         run = await self._run(paper, files, environment, timeout, watch, ())
+        if run.needs_network and reference is not None:
+            oracle = await self._reference_run(paper, reference, environment, timeout)
+            if not oracle.needs_network:
+                flag = "made the paper's own code try the network, which the reference does not"
+                return replace(run, network=(), runtime_flags=(*run.runtime_flags, flag))
         changed = tuple((run.report or {}).get("mutated") or ())
         if not changed or reference is None or not run.passed:
             return run
-        key = (paper.folder, json.dumps(reference[0], sort_keys=True), reference[1])
-        if key not in self._reference_changes:
-            oracle = await self._run(paper, reference[0], environment, timeout, reference[1], ())
-            self._reference_changes[key] = frozenset((oracle.report or {}).get("mutated") or ())
-        beyond = tuple(sorted(set(changed) - self._reference_changes[key]))
+        oracle = await self._reference_run(paper, reference, environment, timeout)
+        reference_changes = frozenset((oracle.report or {}).get("mutated") or ())
+        beyond = tuple(sorted(set(changed) - reference_changes))
         if not beyond:
             return run
         again = await self._run(paper, files, environment, timeout, watch, beyond)
         # what it changes once the first changes are put back: a block that changes
         # something else when it sees its change undone
-        allowed = self._reference_changes[key] | set(beyond)
+        allowed = reference_changes | set(beyond)
         more = sorted(set((again.report or {}).get("mutated") or ()) - allowed)
         flags = (f"changed in place {', '.join(more)} once what it changed was put back",)
         return replace(
             again, put_back=beyond, runtime_flags=again.runtime_flags + flags * bool(more)
         )
+
+    async def _reference_run(
+        self,
+        paper: Paper,
+        reference: tuple[dict[str, str], Watch],
+        environment: PythonEnv | None,
+        timeout: float,
+    ) -> TestRun:
+        """The tests with the reference block in place (no agent code), once per snippet."""
+        key = (paper.folder, json.dumps(reference[0], sort_keys=True), reference[1])
+        if key not in self._reference_runs:
+            files, watch = reference
+            self._reference_runs[key] = await self._run(
+                paper, files, environment, timeout, watch, ()
+            )
+        return self._reference_runs[key]
 
     async def _run(
         self,
