@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli_captured
 from inspect_ai.log import read_eval_log
 
 from labcoat._run._results import collect_results
@@ -160,3 +161,11 @@ def test_an_error_that_quotes_the_prefix_is_an_error_not_a_run_that_could_not_st
     assert cli.normalized_mean == pytest.approx(0.5)  # the failed run counts 0
     [row] = task_summary(read_runs(tmp_path)).to_dict("records")
     assert (row["runs"], row["errors"], row["cannot_run_here"]) == (2, 1, 0)
+
+
+def test_labcoat_inspect_counts_them_apart(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`labcoat inspect` of a folder with three runs and a sample that could not start:
+    three runs inspected, the fourth named apart (it was `4 run(s)`)."""
+    code, out, _ = run_cli_captured(capsys, "inspect", str(logs), "--dry-run")
+    assert code == 0, out
+    assert "3 run(s) in 4 log(s) inspected (1 could not run here: no run to inspect)" in out

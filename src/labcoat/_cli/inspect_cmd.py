@@ -74,7 +74,10 @@ def _print(inspection: Inspection, show_all: bool) -> None:
         f"; findings written into {len(inspection.written)} log(s)" if inspection.written else ""
     )
     reviewer = f" (reviewer: {inspection.model})" if inspection.model else ""
+    ran = [r for r in inspection.runs if r.cannot_run_here is None]
+    apart = len(inspection.runs) - len(ran)
+    elsewhere = f" ({apart} could not run here: no run to inspect)" if apart else ""
     console.print(
-        f"{len(inspection.runs)} run(s) in {len(inspection.logs)} log(s) inspected{reviewer}: "
+        f"{len(ran)} run(s) in {len(inspection.logs)} log(s) inspected{reviewer}{elsewhere}: "
         f"{len(inspection.flagged)} flagged{written}"
     )

@@ -40,6 +40,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.scorer import ScoreEdit
 
+from labcoat._unavailable import reason_of
 from labcoat._util.sync import run_sync
 from labcoat._version import __version__
 from labcoat.integrity._detectors import detect
@@ -62,6 +63,8 @@ class RunFindings:
     agent: str
     findings: list[Finding] = field(default_factory=list)
     grader_flags: list[str] = field(default_factory=list)
+    cannot_run_here: str | None = None
+    """Why the sample could not start on its machine (no run: nothing ran to inspect)."""
 
     @property
     def flags(self) -> list[str]:
@@ -209,6 +212,7 @@ async def inspect_log(
             agent=agent,
             findings=findings,
             grader_flags=[f for f in dict.fromkeys(grader) if not f.startswith(INSPECT_PREFIX)],
+            cannot_run_here=reason_of(sample.error.message) if sample.error else None,
         )
         runs.append(run)
         if write:
