@@ -57,16 +57,20 @@ def test_attach_picks_the_one_waiting_session_and_names_the_choice(
     socket = tmp_path / "term.sock"
     socket.touch()
     assert live_sessions() == []
-    register(session("abc123", socket, os.getpid()))
+    here = os.path.realpath(tmp_path)
+    register(session("abc123", socket, os.getpid(), log_dir=f"{here}/logs/eval-mini"))
     register(session("dead00", socket, 2**22 + 7))  # its eval is gone: swept
     assert [s.id for s in live_sessions()] == ["abc123"]
-    assert pick(live_sessions(), None).id == "abc123"
+    # bare: the session of an eval whose log folder is here, never the only one waiting
+    assert pick(live_sessions(), None, here=here).id == "abc123"
+    with pytest.raises(LabcoatError, match=r"no waiting session is of an eval .* \(1 waiting"):
+        pick(live_sessions(), None, here=str(tmp_path / "cache"))
     assert pick(live_sessions(), "abc").id == "abc123"
     with pytest.raises(LabcoatError, match="no waiting session belongs to 'zzz'"):
         pick(live_sessions(), "zzz")
-    register(session("def456", socket, os.getpid()))
-    with pytest.raises(LabcoatError, match="2 sessions are waiting: name one"):
-        pick(live_sessions(), None)
+    register(session("def456", socket, os.getpid(), log_dir=f"{here}/logs/other"))
+    with pytest.raises(LabcoatError, match="2 sessions are waiting here: name one"):
+        pick(live_sessions(), None, here=here)
 
 
 def test_a_session_is_found_through_its_own_eval(
@@ -102,12 +106,12 @@ def test_bare_attach_with_two_waiting_lists_them_and_refuses(
     socket.touch()
     register(session("aaa111", socket, os.getpid(), log_dir="/logs/one"))
     register(session("bbb222", socket, os.getpid(), log_dir="/logs/two"))
-    code, _, err = run_cli_captured(capsys, "attach", "--wait", "30")  # refused at once
+    code, _, err = run_cli_captured(capsys, "attach")  # neither is of an eval here
     assert code == 2, err
     listed, hint = err.strip().splitlines()[:2], err.strip().splitlines()[-1]
     assert "aaa111" in listed[0] and "/logs/one" in listed[0], err
     assert "bbb222" in listed[1] and "/logs/two" in listed[1], err
-    assert "2 sessions are waiting" in hint and "labcoat attach LOGDIR" in hint, err
+    assert "2 waiting elsewhere" in hint and "labcoat attach LOGDIR" in hint, err
     assert "Traceback" not in err
 
 

@@ -57,14 +57,14 @@ def test_two_evals_at_once_each_attach_reaches_its_own(tmp_path: Path) -> None:
     runs = {name: _eval(logs[name], outputs[name]) for name in logs}
     try:
         ids = {name: _printed_id(outputs[name], runs[name]) for name in logs}
-        # both wait: a bare attach cannot tell whose it is, so it lists them and refuses
+        # both wait, neither of an eval here: a bare attach lists them and refuses
         bare = subprocess.run([LABCOAT, "attach"], capture_output=True, text=True, timeout=60)
         assert bare.returncode != 0, bare.stderr
         lines = bare.stderr.strip().splitlines()
         for name in logs:
             folder = os.path.realpath(logs[name])
             assert any(ids[name] in line and folder in line for line in lines), lines
-        assert "sessions are waiting" in lines[-1] and "labcoat attach LOGDIR" in lines[-1]
+        assert "2 waiting elsewhere" in lines[-1] and "labcoat attach LOGDIR" in lines[-1]
         assert "Traceback" not in bare.stderr
 
         _work(Typist("attach", str(logs["one"])), "marker-of-one")  # by its log folder

@@ -1,5 +1,5 @@
 """`labcoat attach [TARGET]`: open the shell of a session waiting for a person, named by
-its id or its eval (log folder, run id); with no name, only when it is the one waiting."""
+its id or its eval (log folder, run id); with no name, an eval's whose log folder is here."""
 
 from __future__ import annotations
 
@@ -42,10 +42,11 @@ def command(target: str | None, as_list: bool, wait: float) -> None:
     """Work a task in its sandbox: the shell of a session `--agent human` opened.
 
     TARGET names the session: its id (as the eval prints it), or its eval's log folder
-    or run id. Without TARGET, the one session waiting; several are listed and refused.
+    or run id. Without TARGET, the one session of an eval whose log folder is in the
+    current folder; otherwise the sessions are listed and none is taken.
 
     Closing the terminal (or Ctrl-]) detaches; the session goes on until `task submit`
-    or its time budget, and `labcoat attach` returns to it.
+    or its time budget, and `labcoat attach TARGET` returns to it.
     """
     if as_list:
         for s in live_sessions():

@@ -18,6 +18,7 @@ import sys
 import termios
 import tty
 from collections.abc import Iterator
+from pathlib import Path
 
 from labcoat._errors import LabcoatError
 from labcoat.agents.human._sessions import LiveSession
@@ -112,9 +113,12 @@ class NotOneSession(LabcoatError):
 HINT = "name one: `labcoat attach ID` or `labcoat attach LOGDIR` (the eval's --log-dir)"
 
 
-def pick(sessions: list[LiveSession], wanted: str | None) -> LiveSession:
-    """The one session `wanted` names (see `LiveSession.belongs_to`), or with no name the
-    only session waiting; anything else is refused, with the sessions there are."""
+def pick(sessions: list[LiveSession], wanted: str | None, here: str | None = None) -> LiveSession:
+    """The one session `wanted` names (see `LiveSession.belongs_to`). With no name, the
+    one session of an eval whose log folder is in `here` (the current folder: an eval
+    started here with the default `--log-dir logs`), never a session for being the only
+    one waiting (another eval's, perhaps another person's). Anything else is refused,
+    with the sessions there are."""
     if wanted is not None:
         matches = [s for s in sessions if s.belongs_to(wanted)]
         if not matches:
@@ -129,13 +133,30 @@ def pick(sessions: list[LiveSession], wanted: str | None) -> LiveSession:
                 f"{len(matches)} sessions belong to {wanted!r}: {HINT}", matches, ambiguous=True
             )
         return matches[0]
+    here = os.getcwd() if here is None else here
+    mine = [s for s in sessions if s.log_dir and _log_dir_in(s.log_dir, here)]
+    if len(mine) == 1:
+        return mine[0]
+    if len(mine) > 1:
+        raise NotOneSession(f"{len(mine)} sessions are waiting here: {HINT}", mine, True)
     if not sessions:
         raise NotOneSession(
             "no session is waiting for a person (start one with --agent human)", [], False
         )
-    if len(sessions) > 1:
-        raise NotOneSession(f"{len(sessions)} sessions are waiting: {HINT}", sessions, True)
-    return sessions[0]
+    raise NotOneSession(
+        f"no waiting session is of an eval whose log folder is in {here} "
+        f"({len(sessions)} waiting elsewhere): {HINT}",
+        sessions,
+        ambiguous=False,
+    )
+
+
+def _log_dir_in(log_dir: str, folder: str) -> bool:
+    """Whether an eval's (local, absolute) log folder lies in `folder`."""
+    if "://" in log_dir:
+        return False
+    inside, where = Path(log_dir), Path(os.path.realpath(folder))
+    return inside == where or where in inside.parents
 
 
 def describe(session: LiveSession) -> str:
