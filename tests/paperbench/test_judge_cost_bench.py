@@ -18,7 +18,11 @@ def load_bench():
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["judge_cost"] = module  # dataclasses resolve their module by name
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(BENCH.parent))  # as `python bench/judge_cost.py` has it: _checkout_venv
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH.parent))
     return module
 
 

@@ -134,15 +134,15 @@ def discover(root: Path, task_ids: Iterable[str] | None = None) -> list[TaskEntr
 
 
 def _named(families: list[TaskFamilyDir], task_ids: Iterable[str] | None) -> list[TaskFamilyDir]:
-    """The families `task_ids` name: all without ids; none when no id is a RE-Bench id
-    (`family/task`); all when those ids name no family here (a typo: the error then
-    suggests from every task)."""
+    """The families `task_ids` name (`family/task`, or a family's own name, as a family
+    of one task is named): all without ids; none when no id names a RE-Bench family; all
+    when `family/task` ids name no family here (a typo: the error then suggests from
+    every task)."""
     ids = list(task_ids or [])
     if not ids:
         return families
-    ours = [i.split("/", 1)[0] for i in ids if "/" in i]
-    named = [f for f in families if f.name in ours]
-    return named or (families if ours else [])
+    named = [f for f in families if f.name in {i.split("/", 1)[0] for i in ids}]
+    return named or (families if any("/" in i for i in ids) else [])
 
 
 def problem_kind(error: LabcoatError) -> str:
