@@ -61,8 +61,7 @@ def leaderboard(ctx: Context) -> str:
             lambda r: headline(r["mean"], r["se"], r["tasks"], r["runs"]),
         ),
         ("errors", lambda r: bad_count(r["errors"])),
-        *_not_started_column(board),
-        *_cannot_run_column(board),
+        *_apart_columns(board),
         ("flagged", lambda r: bad_count(r["flagged"])),
         ("≥ reference", lambda r: pct(r["beat_reference_rate"])),
         ("improved", lambda r: pct(r["improved_rate"])),
@@ -76,7 +75,7 @@ def leaderboard(ctx: Context) -> str:
         + " Errored runs count as 0 and are counted in "
         "<b>errors</b>; runs with integrity flags keep their score and are counted in "
         "<b>flagged</b> (see <a href='#integrity'>Integrity</a>). Scores compare within a "
-        "family only. " + RATES_NOTE + _not_started_note(board) + _cannot_run_note(board) + "</p>"
+        "family only. " + RATES_NOTE + _apart_notes(board) + "</p>"
     )
     body = mix_warning(ctx.data.runs) + table(board, columns, table_id="leaderboard-table")
     # the table before its note: the first screen shows the figures themselves
@@ -90,17 +89,6 @@ NOT_STARTED_NOTE = (
 )
 
 
-def _not_started_column(rows: pd.DataFrame) -> list[tuple[str, Any]]:
-    """The `not started` column, where any run did not start (else no column)."""
-    if not (pd.to_numeric(rows["not_started"], errors="coerce") > 0).any():
-        return []
-    return [("not started", lambda r: count(r["not_started"]))]
-
-
-def _not_started_note(rows: pd.DataFrame) -> str:
-    return NOT_STARTED_NOTE if _not_started_column(rows) else ""
-
-
 CANNOT_RUN_NOTE = (
     " Runs this machine could not start (a GPU, a secret, an environment it cannot give: "
     "<code>cannot run here: …</code>) are no runs of the task: they are counted in "
@@ -109,15 +97,28 @@ CANNOT_RUN_NOTE = (
 )
 
 
-def _cannot_run_column(rows: pd.DataFrame) -> list[tuple[str, Any]]:
-    """The `cannot run here` column, where any run could not (else no column)."""
-    if not (pd.to_numeric(rows["cannot_run_here"], errors="coerce") > 0).any():
-        return []
-    return [("cannot run here", lambda r: count(r["cannot_run_here"]))]
+# counts kept apart from runs and errors: (the rows' column, its header, the note on why)
+COUNTED_APART = (
+    ("not_started", "not started", NOT_STARTED_NOTE),
+    ("cannot_run_here", "cannot run here", CANNOT_RUN_NOTE),
+)
 
 
-def _cannot_run_note(rows: pd.DataFrame) -> str:
-    return CANNOT_RUN_NOTE if _cannot_run_column(rows) else ""
+def _any_counted(rows: pd.DataFrame, key: str) -> bool:
+    return bool((pd.to_numeric(rows[key], errors="coerce") > 0).any())
+
+
+def _apart_columns(rows: pd.DataFrame) -> list[tuple[str, Any]]:
+    """The `not started` and `cannot run here` columns, each where any run is so."""
+    return [
+        (header, lambda r, key=key: count(r[key]))
+        for key, header, _ in COUNTED_APART
+        if _any_counted(rows, key)
+    ]
+
+
+def _apart_notes(rows: pd.DataFrame) -> str:
+    return "".join(note for key, _, note in COUNTED_APART if _any_counted(rows, key))
 
 
 def _cannot_run_tasks(ctx: Context, family: str) -> str:
@@ -146,8 +147,7 @@ def task_table(ctx: Context, family: str) -> str:
         ("model / agent", lambda r: escape(str(r["label"]))),
         ("runs", "runs"),
         ("errors", lambda r: bad_count(r["errors"])),
-        *_not_started_column(rows),
-        *_cannot_run_column(rows),
+        *_apart_columns(rows),
         ("flagged", lambda r: bad_count(r["flagged"])),
         ("mean ± SE over runs", lambda r: pm(r["mean"], r["se"])),
         ("min", "min"),
@@ -163,7 +163,7 @@ def task_table(ctx: Context, family: str) -> str:
         "<h3>Tasks</h3>"
         + mix_warning(_family_runs(ctx, family))
         + table(rows, columns, table_id=anchor("tasks", family), numeric=("runs", "min", "max"))
-        + f"<p class='note'>{RATES_NOTE}{_not_started_note(rows)}{_cannot_run_note(rows)}</p>"
+        + f"<p class='note'>{RATES_NOTE}{_apart_notes(rows)}</p>"
         + _cannot_run_tasks(ctx, family)
     )
 
