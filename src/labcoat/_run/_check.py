@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 
 import anyio
@@ -136,3 +140,53 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> Checked
 def describe_target(entries: list[TaskEntry]) -> str:
     families = sorted({e.family for e in entries})
     return f"{len(entries)} task(s) ({', '.join(families)})"
+
+
+DOCKER_ENGINE_NEEDED = (24, 0, 6)
+"""The oldest Docker Engine Inspect's docker provider accepts (its prereqs.py)."""
+
+DOCKER_GUARANTEES = (
+    "--sandbox docker is experimental and weaker than bwrap: it keeps graders in fresh bwrap "
+    "sandboxes on the host (they see a tar copy of the agent's workspace), kept workspaces "
+    "(the same copy), the memory limit and network off or on; it drops the task's own image "
+    "(a python:3.11-slim image with its requirements, built from a registry: not offline), "
+    "the process, CPU and disk limits, GPUs, the filtering proxy and its record of requests "
+    "(a task's network is unfiltered), labcoat's seccomp filter and the isolation mode "
+    "recorded with each score (docs/sandbox.md, 'Other sandboxes')"
+)
+
+
+def docker_engine_problem() -> str | None:
+    """Why Inspect's docker provider cannot run here (no client, no engine, an engine too
+    old), in one line; None where it can."""
+    if shutil.which("docker") is None:
+        return "no `docker` client on PATH"
+    try:
+        done = subprocess.run(
+            ["docker", "version", "--format", "{{json .Server}}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as ex:
+        return f"`docker version` failed: {ex}"
+    server = _json_or_none(done.stdout.strip())
+    if done.returncode != 0 or not isinstance(server, dict):
+        said = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return f"no Docker Engine answers ({said})"
+    version = str(server.get("Version", ""))
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:3])  # 20.10.24+dfsg1
+    if parts < DOCKER_ENGINE_NEEDED:
+        needed = ".".join(map(str, DOCKER_ENGINE_NEEDED))
+        return (
+            f"Docker Engine {version or '(no version)'} is older than {needed}, which "
+            "Inspect's docker provider needs"
+        )
+    return None
+
+
+def _json_or_none(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -13,7 +13,7 @@ new module joins it here:
     session    _session _session_requests _session_process _session_cleanup
                _channel _server _proxy _destinations
     command    _command _system_mounts _seccomp _agent_jail _private_trees
-    layout     _layout _machine _userns _userns_exec _trees_exec _guarantees
+    layout     _layout _machine _userns _userns_exec _trees_exec _container _guarantees
     config     _config _image_spec _requirements _built _paths _gpus _limits _disk _writable
 
 - config: what a sample asks for (`BwrapConfig`, environments, images), the paths
@@ -36,6 +36,7 @@ from labcoat.sandbox._build import EnvironmentBuildError
 from labcoat.sandbox._built import BuiltEnvironment
 from labcoat.sandbox._command import bwrap_path, thread_environment
 from labcoat.sandbox._config import DEFAULT_DISK_MB, Bind, BwrapConfig
+from labcoat.sandbox._container import Missing, container_signal, missing_here
 from labcoat.sandbox._environment import built_environment, ensure_environment
 from labcoat.sandbox._gpu_pool import GpuLease, GpuRequestError, gpu_pool
 from labcoat.sandbox._gpu_usage import nvidia_smi
@@ -125,6 +126,7 @@ __all__ = [
     "ImageSpec",
     "ImageStep",
     "Isolation",
+    "Missing",
     "PythonEnv",
     "SystemBuildError",
     "SystemSpec",
@@ -135,6 +137,7 @@ __all__ = [
     "bwrap_path",
     "cache_dir",
     "chown_tree",
+    "container_signal",
     "copy_tree_as_root",
     "current_bwrap_session",
     "ensure_environment",
@@ -151,6 +154,7 @@ __all__ = [
     "machine",
     "machine_gpus",
     "machine_has_gpu",
+    "missing_here",
     "namespaces_refused",
     "nvidia_smi",
     "read_requirements_file",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labcoat.sandbox import _trees_exec
+from labcoat.sandbox._container import container_refused
 from labcoat.sandbox._disk import disk_mode, fuse_problem
 from labcoat.sandbox._layout import MODE_ENV, Isolation, isolation
 from labcoat.sandbox._limits import cgroup_user, cgroup_version, limits_here
@@ -218,6 +219,7 @@ def require_sandboxes() -> None:
     from labcoat._errors import LabcoatError
 
     isolation()  # a mode asked for that cannot be had says why
-    refused = namespaces_refused()
+    # in a container, the permission it withholds (as root too), with its remedies
+    refused = container_refused() or namespaces_refused()
     if refused is not None:
         raise LabcoatError(refused)

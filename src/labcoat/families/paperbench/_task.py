@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool
@@ -30,7 +29,7 @@ from labcoat.families._gpu_need import (
     require_gpus,
     without_gpu_needs,
 )
-from labcoat.families._params import task_parameters
+from labcoat.families._params import TaskInputError, task_parameters
 from labcoat.families._registry import select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
@@ -178,14 +177,6 @@ def _no_tools(metadata: dict[str, Any]) -> list[Tool]:
     return []
 
 
-class TaskArgumentError(LabcoatError, PrerequisiteError):
-    """A bad task argument or broken paper: one line under both `labcoat` and `inspect`."""
-
-    def __init__(self, message: str) -> None:
-        LabcoatError.__init__(self, message)
-        self.message = message
-
-
 def _entries(
     target: str, tasks: str | list[str] | None, split: str | None, judge: str, sandbox: str
 ) -> list[TaskEntry]:
@@ -276,7 +267,7 @@ def paperbench(
         entries = _entries(target, tasks, split, judge, sandbox)
     except LabcoatError as ex:
         # `inspect eval` prints a PrerequisiteError as one line, without a traceback
-        raise TaskArgumentError(str(ex)) from None
+        raise TaskInputError(str(ex)) from None
     options = dict(
         sandbox=sandbox,
         judge=judge,
