@@ -29,7 +29,9 @@ OWN_OPTIONS = {"agent": "--agent", "sandbox": "--sandbox", "tasks": "--task", "t
 
 
 class TaskInputError(LabcoatError, PrerequisiteError):
-    """A task function called with arguments it does not take."""
+    """A task function called with arguments it does not take, or with values its task
+    data cannot meet (PaperBench: an unknown judge, a broken paper): one line under both
+    `labcoat` and `inspect` (Inspect's CLI prints a PrerequisiteError without a traceback)."""
 
     def __init__(self, message: str) -> None:
         LabcoatError.__init__(self, message)
