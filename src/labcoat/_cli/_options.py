@@ -85,7 +85,7 @@ def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Choice(SANDBOX_KINDS),
         default="bwrap",
         show_default=True,
-        help="Where agents run.",
+        help="Where agents run (docker: experimental, weaker than bwrap; docs/sandbox.md).",
     )(fn)
     fn = click.option("--log-dir", metavar="DIR", help="Where the .eval logs go.")(fn)
     fn = click.option(
