@@ -17,8 +17,9 @@ import subprocess
 import sys
 
 from labcoat._errors import LabcoatError
+from labcoat._util.run_choices import TASK_PYTHON_ENV as TASK_PYTHON_ENV  # its name here
+from labcoat._util.run_choices import current_choices
 
-TASK_PYTHON_ENV = "LABCOAT_TASK_PYTHON"
 PTH_FILE = "labcoat-task-python.pth"
 _ASK = (
     "import json, site, sys; "
@@ -26,9 +27,10 @@ _ASK = (
 )
 
 
-def task_python_paths() -> tuple[str, ...]:
-    """The site-packages folders of LABCOAT_TASK_PYTHON, or none when it is not set."""
-    python = os.environ.get(TASK_PYTHON_ENV, "").strip()
+def task_python_paths(python: str | None = None) -> tuple[str, ...]:
+    """The site-packages folders of `python` (default: the run's `--python`, see
+    `labcoat._util.run_choices`), or none when it is not set."""
+    python = (python or current_choices().task_python or "").strip()
     return _site_packages(python) if python else ()
 
 

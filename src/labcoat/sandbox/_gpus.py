@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labcoat._errors import LabcoatError
+from labcoat._util.run_choices import ANY_GPU_MODEL_ENV as ANY_GPU_MODEL_ENV  # its name here
+from labcoat._util.run_choices import current_choices
 from labcoat.sandbox._paths import SYSTEM_PATH
 
 DECLARE_ENV = "LABCOAT_GPUS"
@@ -203,10 +205,6 @@ def usable_gpus() -> tuple[Gpu, ...]:
     return tuple(chosen)
 
 
-ANY_GPU_MODEL_ENV = "LABCOAT_ANY_GPU_MODEL"
-"""`1`: a task's GPU model is not checked (`--any-gpu-model`)."""
-
-
 def _tokens(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -221,14 +219,14 @@ def is_model(gpu: Gpu, wanted: str) -> bool | None:
 
 def gpu_shortfall(count: int, model: str | None = None) -> str | None:
     """Why this process cannot give a task `count` GPUs of `model`, or None when it can
-    (a GPU of unknown model counts as any; LABCOAT_ANY_GPU_MODEL=1 skips the model)."""
+    (a GPU of unknown model counts as any; the run's `--any-gpu-model` skips the model)."""
     if count <= 0:
         return None
     usable = usable_gpus()
     wanted = f" ({model})" if model else ""
     if count > len(usable):
         return f"needs {count} GPU(s){wanted}; this machine has {len(usable) or 'none'}"
-    if not model or os.environ.get(ANY_GPU_MODEL_ENV) == "1":
+    if not model or current_choices().any_gpu_model:  # the run's --any-gpu-model
         return None
     fitting = [g for g in usable if is_model(g, model) is not False]
     if len(fitting) >= count:

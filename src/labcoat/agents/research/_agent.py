@@ -100,7 +100,7 @@ def research_agent(
         )
         extra = family_tools(metadata) if family_tools else []
         tools = base_tools(max_timeout) + extra
-        provider = SearchProvider.from_env()
+        provider = SearchProvider.of_run()
         has_web = bool(metadata.get("network")) and provider is not None
         if has_web:
             assert provider is not None

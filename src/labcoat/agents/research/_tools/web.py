@@ -1,6 +1,7 @@
 """web_search: only when the task allows the network and the user configured a provider.
 
-Providers (LABCOAT_SEARCH_PROVIDER, read in the harness, never in the sandbox):
+Providers (the run's `--search-provider`, default LABCOAT_SEARCH_PROVIDER; read in the
+harness, never in the sandbox):
 - `searxng:<base url>` — a SearXNG instance's JSON API (`/search?q=...&format=json`);
 - `tavily` — Tavily's API with TAVILY_API_KEY.
 Results whose URL the task's blocklist blocks are dropped; every attempt is recorded.
@@ -16,11 +17,13 @@ import httpx
 from inspect_ai.log import transcript
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import store
+from pydantic import JsonValue
 
 from labcoat._errors import LabcoatError
+from labcoat._util.run_choices import SEARCH_PROVIDER_ENV, current_choices
 from labcoat.integrity import Blocklist
 
-PROVIDER_ENV = "LABCOAT_SEARCH_PROVIDER"
+PROVIDER_ENV = SEARCH_PROVIDER_ENV
 ATTEMPTS_KEY = "labcoat:web_search"
 
 
@@ -37,8 +40,14 @@ class SearchProvider:
     base_url: str | None = None
 
     @classmethod
-    def from_env(cls) -> SearchProvider | None:
-        spec = os.environ.get(PROVIDER_ENV, "").strip()
+    def of_run(cls) -> SearchProvider | None:
+        """The run's provider (`--search-provider`; see `labcoat._util.run_choices`)."""
+        return cls.parse(current_choices().search_provider or "")
+
+    @classmethod
+    def parse(cls, spec: str, where: str = PROVIDER_ENV) -> SearchProvider | None:
+        """`searxng:URL` or `tavily` (empty: none); `where` names the value in an error."""
+        spec = spec.strip()
         if not spec:
             return None
         kind, _, rest = spec.partition(":")
@@ -46,7 +55,7 @@ class SearchProvider:
             return cls("searxng", rest.rstrip("/"))
         if kind == "tavily":
             return cls("tavily")
-        raise LabcoatError(f"{PROVIDER_ENV}={spec!r}: expected 'searxng:<url>' or 'tavily'")
+        raise LabcoatError(f"{where}={spec!r}: expected 'searxng:<url>' or 'tavily'")
 
     async def search(self, query: str, count: int) -> list[SearchResult]:
         async with httpx.AsyncClient(timeout=30) as client:
@@ -88,8 +97,8 @@ def web_search(provider: SearchProvider, blocklist: Blocklist) -> Tool:
         except httpx.HTTPError as ex:
             raise ToolError(f"search failed: {ex}") from None
         allowed = [r for r in found if not blocklist.blocks(r.url)]
-        blocked = [r.url for r in found if blocklist.blocks(r.url)]
-        attempt = {
+        blocked: list[JsonValue] = [r.url for r in found if blocklist.blocks(r.url)]
+        attempt: dict[str, JsonValue] = {
             "query": query,
             "returned": [r.url for r in allowed[:max_results]],
             "blocked": blocked,
