@@ -23,12 +23,12 @@ from labcoat.analysis import mixed_provenance, read_runs, results_card
 from labcoat.analysis._provenance import provenance_fields
 from labcoat.families._provenance import (
     PROVENANCE,
-    _used_sidecar,
     provenance_prefetch,
     provenance_record,
 )
 from labcoat.families._provenance_hash import clear_folder_hashes, folder_hash, top_files_hash
 from labcoat.families._provenance_host import PACKAGE, cpu_model, labcoat_build
+from labcoat.families._provenance_parts import used_sidecar_part
 from labcoat.families._provenance_run import reported_models
 from labcoat.families._score import research_score
 from labcoat.report import write_report
@@ -244,13 +244,13 @@ def test_reported_models_part_the_agents_calls_from_the_grading() -> None:
 def test_a_researchgym_sidecar_is_hashed_from_the_file_the_task_used(tmp_path: Path) -> None:
     own = _tree(tmp_path / "t", {"labcoat.yaml": "a: 1\n"})
     overlay = _tree(tmp_path / "o", {"t.yaml": "a: 2\n"})
-    used = _used_sidecar({"path": str(own / "labcoat.yaml"), "overlay": False})
+    used = used_sidecar_part({"path": str(own / "labcoat.yaml"), "overlay": False})
     assert used is not None and used["file"] == "labcoat.yaml" and used["overlay"] is False
-    other = _used_sidecar({"path": str(overlay / "t.yaml"), "overlay": True})
+    other = used_sidecar_part({"path": str(overlay / "t.yaml"), "overlay": True})
     assert other is not None and other["file"] == "overlay t.yaml"
     assert other["hash"] != used["hash"]
-    assert _used_sidecar(None) is None
-    gone = _used_sidecar({"path": str(tmp_path / "gone.yaml"), "overlay": True})
+    assert used_sidecar_part(None) is None
+    gone = used_sidecar_part({"path": str(tmp_path / "gone.yaml"), "overlay": True})
     assert gone is not None and gone["hash"] is None and gone["missing"] is True
 
 

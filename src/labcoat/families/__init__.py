@@ -4,19 +4,30 @@ from labcoat.families._entry import TaskEntry, ValidationThresholds
 from labcoat.families._registry import (
     broken_entry,
     discover,
+    family_grader_version,
     family_module,
     family_names,
+    family_spec,
+    is_family,
+    register_family,
     select,
     task_function,
 )
+from labcoat.families._spec import FamilyProvenance, FamilySpec
 
 __all__ = [
+    "FamilyProvenance",
+    "FamilySpec",
     "TaskEntry",
     "ValidationThresholds",
     "broken_entry",
     "discover",
+    "family_grader_version",
     "family_module",
     "family_names",
+    "family_spec",
+    "is_family",
+    "register_family",
     "select",
     "task_function",
 ]

@@ -48,19 +48,3 @@ def agent_budget() -> dict[str, Any] | None:
     budget = store().get(AGENT_BUDGET)
     return dict(budget) if isinstance(budget, dict) else None
 
-
-def researchcodebench_grader(timeout: Any) -> dict[str, Any]:
-    """The limits of ResearchCodeBench's grader sandboxes, read from its shared pool (the
-    one the scorer just graded with): the sandbox's memory cap, the test runs it holds at
-    once, each run's threads, CPU seconds per thread (the sample's `timeout`) and its
-    wall-clock limit. The sandbox's other settings are `grader_session`'s defaults."""
-    from labcoat.families.researchcodebench import _grading
-
-    pool = _grading.shared_pool()
-    return {
-        "memory_mb": pool.memory_mb,
-        "parallel_runs": pool.max_parallel,
-        "threads_per_run": pool.threads,
-        "cpu_seconds_per_thread": timeout,
-        "wall_seconds": timeout * _grading.WALL_FACTOR if timeout is not None else None,
-    }

@@ -1,22 +1,28 @@
-"""The family registry: which families exist and how to find their tasks in a folder."""
+"""The family registry: which families exist and how to find their tasks in a folder.
+
+A family is a package whose `SPEC` (a `FamilySpec`) says what shared code needs of it;
+registering one is one line in `FAMILY_MODULES` (or `register_family` for a family
+outside labcoat: a plugin, a test's toy family)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat._util.names import check_name, shown, unsafe_character
 from labcoat._util.suggest import did_you_mean
 from labcoat.families._entry import TaskEntry
+from labcoat.families._spec import FamilySpec
 
 if TYPE_CHECKING:  # Inspect is imported only when a task runs (`labcoat list` stays fast)
     from inspect_ai import Task
 
-# name -> module that defines `discover(root) -> list[TaskEntry]` and an Inspect @task
-# named like the family. Imported lazily so `labcoat list` stays fast.
+# name -> the family's package, whose `SPEC` is its `FamilySpec`; in the order reports
+# list the families. Imported lazily so `labcoat list` stays fast.
 FAMILY_MODULES: dict[str, str] = {
     "rebench": "labcoat.families.rebench",
     "researchcodebench": "labcoat.families.researchcodebench",
@@ -25,33 +31,50 @@ FAMILY_MODULES: dict[str, str] = {
 }
 
 
-BY_IDS = {"rebench"}
-"""Families whose `discover(root, task_ids)` loads only the tasks named."""
-
-
-class FamilyModule(Protocol):
-    def discover(self, root: Path, *args: Iterable[str]) -> list[TaskEntry]: ...
+def register_family(name: str, module: str) -> None:
+    """Add a family whose package `module` defines `SPEC` (a family outside labcoat's
+    tree: a plugin, a test's toy family). Its package is imported when first used."""
+    if not name.isidentifier():  # a folder name in a suite and a metadata key
+        raise LabcoatError(f"register_family: a family name is an identifier, not {name!r}")
+    FAMILY_MODULES[name] = module
 
 
 def family_names() -> list[str]:
     return list(FAMILY_MODULES)
 
 
-def family_module(name: str) -> FamilyModule:
+def is_family(name: str) -> bool:
+    return name in FAMILY_MODULES
+
+
+def family_module(name: str) -> ModuleType:
     if name not in FAMILY_MODULES:
         known = ", ".join(FAMILY_MODULES)
         raise LabcoatError(
             f"unknown family '{name}'{did_you_mean(name, FAMILY_MODULES)} (known: {known})"
         )
-    return importlib.import_module(FAMILY_MODULES[name])  # type: ignore[return-value]
+    return importlib.import_module(FAMILY_MODULES[name])
+
+
+def family_spec(name: str) -> FamilySpec:
+    """The family's `FamilySpec` (its package's `SPEC`)."""
+    module = family_module(name)
+    spec = getattr(module, "SPEC", None)
+    if not isinstance(spec, FamilySpec) or spec.name != name:
+        raise LabcoatError(f"{module.__name__}: SPEC must be the FamilySpec named '{name}'")
+    return spec
 
 
 def task_function(name: str) -> Callable[..., Task]:
-    """The family's Inspect @task (named like the family)."""
-    task_fn = getattr(family_module(name), name, None)
-    if task_fn is None:
-        raise LabcoatError(f"the {name} family cannot run tasks in this build")
-    return task_fn  # type: ignore[no-any-return]
+    """The family's Inspect @task."""
+    return family_spec(name).task
+
+
+def family_grader_version(name: str) -> dict[str, str]:
+    """The version of the family's grader (`labcoat.grading.grader_version`)."""
+    from labcoat.grading import grader_version  # imports Inspect: only when grading
+
+    return grader_version(family_spec(name).code)
 
 
 def discover(
@@ -66,13 +89,12 @@ def discover(
     ids = list(task_ids or [])
     entries: list[TaskEntry] = []
     for name in families or family_names():
-        module = family_module(name)
+        spec = family_spec(name)
         # a suite folder holds one subfolder per family, each in that family's format
         nested = root / name
         folder = nested if nested.is_dir() else root
         try:
-            by_ids = ids and name in BY_IDS
-            found = module.discover(folder, ids) if by_ids else module.discover(folder)
+            found = spec.discover_in(folder, ids)
             entries.extend(_plain_id(e) for e in found)
         except LabcoatError as ex:
             # this family's data is broken as a whole: say so, and list the others

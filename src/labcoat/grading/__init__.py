@@ -6,6 +6,7 @@ own sandbox never holds them.
 """
 
 from labcoat.grading._budget import budgeted, scoring_budget, within_budget
+from labcoat.grading._grader import grader_version, version_label
 from labcoat.grading._keep import (
     KEEP_SPEC,
     KEPT,
@@ -42,6 +43,7 @@ __all__ = [
     "find_manifest",
     "grader_placement",
     "grader_session",
+    "grader_version",
     "keep_workspace",
     "kept_flags",
     "network_attempts",
@@ -52,6 +54,7 @@ __all__ = [
     "scoring_budget",
     "stop_agent_processes",
     "unpack_tree",
+    "version_label",
     "where_am_i",
     "within_budget",
 ]

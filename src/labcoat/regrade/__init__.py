@@ -5,13 +5,14 @@ this package finds those samples in a folder of logs, runs the families' own tas
 them with a replay in place of the agent, and says what changed.
 """
 
+from labcoat.families import family_grader_version as grader_version
+from labcoat.grading import version_label
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
     find_samples,
     is_regrade,
 )
-from labcoat.regrade._grader import grader_version, version_label
 from labcoat.regrade._run import Regraded, regrade_logs
 from labcoat.regrade._where import REGRADES_SUFFIX, regrade_folders, regrades_folder
 

@@ -26,7 +26,7 @@ from inspect_ai.log import EvalLog
 from labcoat._errors import LabcoatError
 from labcoat._util.quiet import quiet_console
 from labcoat._util.suggest import did_you_mean
-from labcoat.families import task_function
+from labcoat.families import family_grader_version, task_function
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
@@ -34,7 +34,6 @@ from labcoat.regrade._find import (
     find_samples,
     score_figures,
 )
-from labcoat.regrade._grader import grader_version
 from labcoat.regrade._replay import REPLAY_NOTES, plan_key, then_replay
 from labcoat.regrade._where import regrades_folder
 
@@ -172,7 +171,7 @@ def regrade_logs(
         out = regrades_folder(log) / stamp
         plan_file = out / f".plan-{index}.json"
         family = group[0].family
-        meta = {"grader": grader_version(family), "regraded_at": now.isoformat()}
+        meta = {"grader": family_grader_version(family), "regraded_at": now.isoformat()}
         try:
             tasks.append(_build(log, group, plan_file, meta, (task_args or {}).get(family, {})))
         except LabcoatError as ex:

@@ -20,7 +20,7 @@ from labcoat.report._budget_section import budget_section, read_budgets
 from labcoat.report._card import card_section
 from labcoat.report._compare_section import model_comparison
 from labcoat.report._context import Context, anchor, family_order, family_title, runs_by_task
-from labcoat.report._family_sections import FAMILY_EXTRAS
+from labcoat.report._family_sections import family_extras
 from labcoat.report._html import page
 from labcoat.report._human_section import humans_and_agents
 from labcoat.report._plot_sections import CurveTables, family_overview, task_plots
@@ -53,7 +53,7 @@ def _header(data: an.RunData, title: str) -> str:
 
 
 def _family_section(ctx: Context, family: str, curves: CurveTables) -> str:
-    extra = FAMILY_EXTRAS.get(family)
+    extra = family_extras(family)
     parts = [
         f'<section id="{anchor("family", family)}">',
         f"<h2>{escape(family_title(family))}</h2>",

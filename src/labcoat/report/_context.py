@@ -7,15 +7,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from labcoat import analysis as an
+from labcoat.families import family_spec, is_family
 from labcoat.report._html import link
 from labcoat.report._plots import Colors
 
-FAMILY_TITLES = {
-    "rebench": "RE-Bench",
-    "researchgym": "ResearchGym",
-    "paperbench": "PaperBench",
-    "researchcodebench": "ResearchCodeBench",
-}
 MAX_RUN_LINKS = 12  # per task row; the runs table has every run
 
 
@@ -33,12 +28,20 @@ def anchor(*parts: str) -> str:
 
 
 def family_title(family: str) -> str:
-    return FAMILY_TITLES.get(family, family or "(no family)")
+    """The benchmark's own name (its spec's title); a family not registered here (a log
+    from elsewhere) by its id."""
+    if is_family(family):
+        return family_spec(family).title
+    return family or "(no family)"
+
+
+UNREGISTERED_RANK = 1 << 30
+"""After every registered family: a family whose logs came from elsewhere."""
 
 
 def family_order(family: str) -> int:
-    order = list(FAMILY_TITLES)
-    return order.index(family) if family in order else len(order)
+    """Families by their spec's `report_rank`; those not registered here after them."""
+    return family_spec(family).report_rank if is_family(family) else UNREGISTERED_RANK
 
 
 def bad_count(n: int) -> str:

@@ -1,5 +1,6 @@
-"""Family-specific parts: PaperBench categories, ResearchCodeBench papers, errors and
-ablation, ResearchGym sub-tasks."""
+"""Sections a family's report may add (its spec's `report_sections` names them): rubric
+categories (PaperBench's), papers with failures and the paper ablation
+(ResearchCodeBench's), sub-tasks (ResearchGym's)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable
 import pandas as pd
 
 from labcoat import analysis as an
+from labcoat._errors import LabcoatError
+from labcoat.families import family_spec, is_family
 from labcoat.report import _plots as plots
 from labcoat.report._context import Context, bad_count
 from labcoat.report._html import figure, interval, number, pct, pm, table
@@ -194,8 +197,24 @@ def researchgym(ctx: Context) -> str:
     )
 
 
-FAMILY_EXTRAS: dict[str, Callable[[Context], str]] = {
-    "paperbench": paperbench,
-    "researchcodebench": researchcodebench,
-    "researchgym": researchgym,
+SECTIONS: dict[str, Callable[[Context], str]] = {
+    "rubric_categories": paperbench,
+    "papers_and_failures": researchcodebench,
+    "subtasks": researchgym,
 }
+"""A family-specific section by the name a `FamilySpec.report_sections` gives it; each
+draws the tables of its family's analysis reader (`labcoat.analysis._family_*`)."""
+
+
+def family_extras(family: str) -> Callable[[Context], str] | None:
+    """The sections the family's spec asks for, as one; None: none (or a family not
+    registered here)."""
+    if not is_family(family):
+        return None
+    names = family_spec(family).report_sections
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        raise LabcoatError(f"{family}: unknown report section(s) {', '.join(unknown)}")
+    if not names:
+        return None
+    return lambda ctx: "".join(SECTIONS[n](ctx) for n in names)

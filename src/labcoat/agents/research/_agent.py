@@ -37,7 +37,6 @@ from labcoat.agents.research._tools import (
 )
 from labcoat.agents.research._tools._limits import DEFAULT_MAX_CALL_TIMEOUT
 from labcoat.agents.research._tools.web import SearchProvider, web_search
-from labcoat.families._provenance import provenance_prefetch
 from labcoat.integrity import Blocklist
 
 FamilyTools = Callable[[dict[str, Any]], list[Tool]]
@@ -116,24 +115,24 @@ def research_agent(
             messages=message_limit,
         )
         budget.record()
-        # the task folder's content hash, under way while the agent works (see provenance)
-        provenance_prefetch(metadata)
         calls = ModelCalls(resolve_model_timeout(model_timeout), model_retry)
         handoff = ContextHandoff(
             context_window(context_window_tokens), calls, handoff_threshold, tools=tools
         )
 
-        async def model_turn(conversation: AgentState, tools: list[Tool]) -> AgentState:
+        # `state`, as Inspect's Agent protocol names it (react calls this as an Agent):
+        # here the conversation, not the sample's TaskState it shadows
+        async def model_turn(state: AgentState, tools: list[Tool]) -> AgentState:
             """One model call of the loop (react's `model`).
 
             Args:
-                conversation: The conversation so far.
+                state: The conversation so far.
                 tools: The tools the model may call.
             """
-            budget.check_messages(handoff.total_messages(conversation.messages))
-            conversation.output = await calls.generate(conversation.messages, tools)
-            conversation.messages.append(conversation.output.message)
-            return conversation
+            budget.check_messages(handoff.total_messages(state.messages))
+            state.output = await calls.generate(state.messages, tools)
+            state.messages.append(state.output.message)
+            return state
 
         async def on_continue(agent_state: AgentState) -> bool | str | AgentState:
             status = budget.record_step()

@@ -102,6 +102,7 @@ from labcoat.families.paperbench._runner import sandbox_command_runner
 from labcoat.families.paperbench._scoring import paperbench_scorer
 from labcoat.families.paperbench._settings import PaperSettings, load_settings
 from labcoat.families.paperbench._sidecar import Check, Sidecar, load_sidecar, parse_sidecar
+from labcoat.families.paperbench._spec import SPEC
 from labcoat.families.paperbench._task import paperbench, paperbench_oracle, paperbench_setup
 
 __all__ = [
@@ -114,6 +115,7 @@ __all__ = [
     "NO_CHECK",
     "PAPER_DIR",
     "RESULT_ANALYSIS",
+    "SPEC",
     "SUBMISSION_DIR",
     "TASK_CATEGORIES",
     "Budget",

@@ -30,6 +30,7 @@ from labcoat.families._gpu_need import (
     without_gpu_needs,
 )
 from labcoat.families._params import TaskInputError, task_parameters
+from labcoat.families._provenance import provenance_prefetch
 from labcoat.families._registry import select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families.paperbench._evidence import SKIP_DIRS
@@ -139,6 +140,9 @@ def paperbench_setup() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         paper = _paper_of(state)
+        # the task folder's content hash (seconds for gigabytes) is under way while the
+        # agent works, not on the event loop when the sample is scored (see provenance)
+        provenance_prefetch(state.metadata)
         with tempfile.TemporaryDirectory(prefix="labcoat-paper-") as tmp:
             stage = Path(tmp)
             for item in paper.agent_files():

@@ -18,9 +18,11 @@ from labcoat.families.rebench._scoring import (
 )
 from labcoat.families.rebench._secrets import MissingSecretsError, use_secrets_file
 from labcoat.families.rebench._sidecar import Sidecar, TaskSpec, load_sidecar
+from labcoat.families.rebench._spec import SPEC
 from labcoat.families.rebench._task import discover, rebench, without_image_builds
 
 __all__ = [
+    "SPEC",
     "Manifest",
     "MissingSecretsError",
     "Sidecar",

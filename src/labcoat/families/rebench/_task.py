@@ -28,6 +28,7 @@ from labcoat.agents import agent_solver
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM, TaskEntry, ValidationThresholds
 from labcoat.families._gpu_need import sample_gpu_shortfall
 from labcoat.families._params import task_parameters
+from labcoat.families._provenance import provenance_prefetch
 from labcoat.families._registry import broken_entry, select
 from labcoat.families._sandbox import sample_sandbox
 from labcoat.families._sidecar_parts import KeepWorkspace
@@ -439,6 +440,9 @@ def rebench_setup() -> Solver:
         sample = SampleTask.of(state.metadata)
         if sample.unavailable:
             raise LabcoatError(f"{UNAVAILABLE} {sample.unavailable}")
+        # the task folder's content hash (seconds for gigabytes) is under way while the
+        # agent works, not on the event loop when the sample is scored (see provenance)
+        provenance_prefetch(state.metadata)
         secrets = sample.secret_values()
         spec = sample.family.image(secrets)
         image = await ensure_image(spec) if spec is not None else None

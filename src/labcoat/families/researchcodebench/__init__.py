@@ -52,11 +52,13 @@ from labcoat.families.researchcodebench._snippets import (
     reindent,
     strip_markers,
 )
+from labcoat.families.researchcodebench._spec import SPEC
 from labcoat.families.researchcodebench._task import researchcodebench
 
 __all__ = [
     "FAMILY",
     "PAPERS_YAML",
+    "SPEC",
     "TEST_SCRIPT",
     "AnnotatedFile",
     "Failure",

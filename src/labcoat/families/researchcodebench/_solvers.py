@@ -19,6 +19,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
 from labcoat._unavailable import unavailable
+from labcoat.families._provenance import provenance_prefetch
 from labcoat.families.researchcodebench._papers import Paper
 from labcoat.families.researchcodebench._samples import AGENT_WORKDIR, SnippetRef
 from labcoat.families.researchcodebench._snippets import (
@@ -80,6 +81,9 @@ def agent_setup() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         ref = SnippetRef.of(state.metadata)
+        # the task folder's content hash (seconds for gigabytes) is under way while the
+        # agent works, not on the event loop when the sample is scored (see provenance)
+        provenance_prefetch(state.metadata)
         with tempfile.TemporaryDirectory(prefix="labcoat-rcb-") as tmp:
             write_agent_repo(ref, Path(tmp))
             await copy_into_sandbox(Path(tmp), AGENT_WORKDIR)

@@ -6,9 +6,11 @@ from labcoat.families.researchgym._metrics import RunSummary, normalize, summari
 from labcoat.families.researchgym._preflight import preflight
 from labcoat.families.researchgym._scoring import researchgym_scorer
 from labcoat.families.researchgym._sidecar import Sidecar, SubtaskSpec, load_sidecar
+from labcoat.families.researchgym._spec import SPEC
 from labcoat.families.researchgym._task import discover, researchgym
 
 __all__ = [
+    "SPEC",
     "RunSummary",
     "Sidecar",
     "SubtaskSpec",

@@ -1,0 +1,38 @@
+"""RE-Bench as shared code sees it (`labcoat.families._spec`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labcoat.families._provenance_parts import sidecar_part
+from labcoat.families._spec import FamilyProvenance, FamilySpec, Metadata
+from labcoat.families.rebench._preflight import preflight
+from labcoat.families.rebench._task import FAMILY, discover, rebench
+
+LIMITS = ("memory_mb", "cpus", "gpus", "gpu_model", "timeout", "network")
+
+
+def task_folder(meta: Metadata) -> Path:
+    return Path(meta[FAMILY]["family_dir"])
+
+
+def provenance(meta: Metadata, scored: Metadata) -> FamilyProvenance:
+    m = meta.get(FAMILY) or {}
+    folder = Path(m["family_dir"])
+    # METR's own version of the task family, as its bridge records it
+    inputs = {"sidecar": sidecar_part(folder), "task_version": meta.get("task_version")}
+    return FamilyProvenance(inputs=inputs, limits={k: m.get(k) for k in LIMITS})
+
+
+SPEC = FamilySpec(
+    name=FAMILY,
+    title="RE-Bench",
+    code=Path(__file__).resolve().parent,
+    discover=discover,
+    discover_by_ids=True,
+    task=rebench,
+    task_folder=task_folder,
+    report_rank=0,
+    provenance=provenance,
+    preflight=preflight,
+)
