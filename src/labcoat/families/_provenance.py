@@ -141,8 +141,12 @@ def provenance_record(scored: dict[str, Any] | None = None) -> dict[str, Any]:
     folder = guarded(lambda: spec.task_folder(meta)) if spec else None
     folder = folder if isinstance(folder, Path) else None
     found = guarded(lambda: spec.provenance(meta, score_meta)) if spec else None
-    own = isinstance(found, FamilyProvenance)
-    inputs, family_limits = (found.inputs, found.limits) if own else (found, None)
+    inputs: Any
+    family_limits: dict[str, Any] | None
+    if isinstance(found, FamilyProvenance):
+        inputs, family_limits = found.inputs, found.limits
+    else:  # no family, or its reader failed (`{"error": ...}`)
+        inputs, family_limits = found, None
     task_limits = {
         "time_limit_minutes": meta.get("time_limit_minutes"),
         "resources": meta.get("resources"),

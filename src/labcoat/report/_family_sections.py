@@ -80,13 +80,17 @@ def _category_pivot(cats: pd.DataFrame) -> str:
         ("papers", "papers"),
         ("runs", "runs"),
     ]
-    columns += [(c, (lambda r, c=c: r[c])) for c in categories]
+    columns += [(c, _cell(c)) for c in categories]
     note = (
         "<p class='note'>A paper's row: ± SE over its runs. <b>all</b>: the mean over the "
         "runs of every paper, ± SE clustered by paper (runs of one paper are not "
         "independent); none with one paper.</p>"
     )
     return table(df, columns) + note
+
+
+def _cell(column: str) -> Callable[[pd.Series], str]:
+    return lambda r: str(r[column])
 
 
 def researchcodebench(ctx: Context) -> str:
