@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli_captured
 
-from labcoat.sandbox import _environment, _limits, limits_here, namespaces_refused
+from labcoat._cli import check_cmd
+from labcoat.sandbox import _container, _environment, _limits, limits_here, namespaces_refused
 
 UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
 POINTER = (
@@ -274,3 +275,159 @@ def test_validate_says_which_guarantee_one_user_lacks(
     _, _, err = run_cli_captured(capsys, *argv)
     [line] = [line for line in err.splitlines() if line.startswith("labcoat validate: isolation")]
     assert "rootless-one-user: graders and the agent's code are one uid" in line, line
+
+
+# -- inside a container: each permission it withholds, with both remedies (issue 47) --
+
+MASKED = "\n".join(
+    f"{n} 30 0:5 /null {p} ro,nosuid - devtmpfs udev rw"
+    for n, p in enumerate(("/proc/kcore", "/proc/keys", "/proc/timer_list"), start=400)
+)
+NO_NAMESPACE = "No permissions to create new namespace, likely because the kernel does not allow"
+NO_PROC = "Can't mount proc on /newroot/proc: Operation not permitted"
+
+
+def _facts(**given: object) -> _container.ContainerFacts:
+    return _container.ContainerFacts(
+        **{"signal": "a container (/.dockerenv)", "root": True, **given}
+    )  # type: ignore[arg-type]
+
+
+def _only(facts: _container.ContainerFacts) -> _container.Missing:
+    [missing] = _container.missing_permissions(facts)
+    assert "\n" not in missing.line()
+    return missing
+
+
+def test_docker_default_seccomp_is_named_with_both_remedies() -> None:
+    missing = _only(_facts(namespaces=NO_NAMESPACE, seccomp=True))
+    assert missing.kind == "seccomp" and missing.fatal
+    line = missing.line()
+    assert line.startswith("the seccomp profile refuses unshare/clone of namespaces (bwrap: No")
+    assert "Docker: `--security-opt seccomp=unconfined`" in line
+    assert "Kubernetes: `securityContext.seccompProfile.type: Unconfined`" in line
+
+
+def test_masked_proc_paths_are_named_with_both_remedies() -> None:
+    masked = _container.masked_proc_paths(MASKED + "\n22 27 0:21 / /proc rw - proc proc rw")
+    assert masked == ("/proc/kcore", "/proc/keys", "/proc/timer_list")  # not /proc itself
+    missing = _only(_facts(proc_mount=NO_PROC, masked=masked, seccomp=False))
+    assert missing.kind == "systempaths"
+    line = missing.line()
+    assert line.startswith("masked /proc paths (/proc/kcore, /proc/keys, /proc/timer_list)")
+    assert NO_PROC in line
+    assert "Docker: `--security-opt systempaths=unconfined`" in line
+    assert (
+        "Kubernetes: `securityContext.procMount: Unmasked` (with the pod's `hostUsers: false`)"
+        in line
+    )
+
+
+def test_an_apparmor_profile_refusing_mounts_is_named_with_both_remedies() -> None:
+    refused = "Can't mount proc on /newroot/proc: Permission denied"
+    missing = _only(_facts(proc_mount=refused, apparmor="docker-default (enforce)"))
+    assert missing.kind == "apparmor"
+    line = missing.line()
+    assert line.startswith("AppArmor profile docker-default (enforce) refuses mounts")
+    assert "Docker: `--security-opt apparmor=unconfined`" in line
+    assert "Kubernetes: `securityContext.appArmorProfile.type: Unconfined`" in line
+    # both at once: both named, one line each
+    both = _container.missing_permissions(
+        _facts(proc_mount=refused, apparmor="docker-default (enforce)", masked=("/proc/kcore",))
+    )
+    assert [m.kind for m in both] == ["systempaths", "apparmor"]
+
+
+def test_no_user_namespaces_are_named_with_both_remedies() -> None:
+    missing = _only(_facts(root=False, namespaces=NO_NAMESPACE, max_user_namespaces="0"))
+    assert missing.kind == "userns" and missing.fatal
+    line = missing.line()
+    assert line.startswith("user namespaces are refused here: user.max_user_namespaces is 0")
+    assert "Docker: as root on the host, `sysctl -w user.max_user_namespaces=15000`" in line
+    assert "Kubernetes: as root on the node, the same sysctl" in line
+    # the host's words name it in a run's refusal (with --sandbox docker), not these
+    assert _refused_with([missing]) is None
+
+
+def test_cgroup_v2_without_delegation_is_weaker_not_fatal() -> None:
+    limits = "rlimits per process (cgroup v2: /sys/fs/cgroup is read-only)"
+    missing = _only(_facts(cgroup="v2", limits=limits))
+    assert missing.kind == "cgroup" and not missing.fatal
+    line = missing.line()
+    assert line.startswith("cgroup v2 without delegation")
+    assert "Docker: " in line and "Kubernetes: " in line and "resources.limits" in line
+    assert _container.missing_permissions(_facts(cgroup="v1", limits=limits)) == []
+    assert (
+        _container.missing_permissions(_facts(cgroup="v2", limits="cgroup v2 (memory, pids)")) == []
+    )
+    assert _refused_with([missing]) is None
+
+
+def test_an_unknown_refusal_says_bwrap_s_words_and_no_made_up_remedy() -> None:
+    missing = _only(_facts(namespaces="Creating new namespace failed: Invalid argument"))
+    assert missing.kind == "unknown"
+    assert "Invalid argument" in missing.line() and "none labcoat knows" in missing.line()
+
+
+def test_nothing_is_missing_outside_a_container_or_where_all_is_given() -> None:
+    assert _container.missing_permissions(_facts(signal=None, namespaces=NO_NAMESPACE)) == []
+    assert _container.missing_permissions(_facts(masked=("/proc/kcore",))) == []
+
+
+def test_the_container_signals(tmp_path: Path) -> None:
+    assert _container.container_signal(tmp_path, {}) is None
+    assert "Kubernetes" in str(
+        _container.container_signal(tmp_path, {"KUBERNETES_SERVICE_HOST": "10.0.0.1"})
+    )
+    (tmp_path / "proc" / "1").mkdir(parents=True)
+    (tmp_path / "proc" / "1" / "cgroup").write_text("0::/kubepods/burstable/pod1/abc\n")
+    assert _container.container_signal(tmp_path, {}) == "a container (kubepods in /proc/1/cgroup)"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / ".containerenv").write_text("")
+    assert _container.container_signal(tmp_path, {}) == "a container (/run/.containerenv)"
+    assert _container.container_signal(tmp_path / "none", {"container": "podman"}) == (
+        "a container (container=podman)"
+    )
+
+
+def _refused_with(found: list[_container.Missing]) -> str | None:
+    _container.missing_here.cache_clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_container, "missing_here", lambda: tuple(found))
+        return _container.container_refused()
+
+
+def _withheld(monkeypatch: pytest.MonkeyPatch, *found: _container.Missing) -> None:
+    monkeypatch.setattr(_container, "missing_here", lambda: found)
+    monkeypatch.setattr(check_cmd, "missing_here", lambda: found)
+
+
+def test_check_in_a_container_prints_each_missing_permission(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    masked = _container.missing_permissions(
+        _facts(proc_mount=NO_PROC, masked=("/proc/kcore",), apparmor="docker-default (enforce)")
+    )
+    _withheld(monkeypatch, *masked)
+    code, out, err = run_cli_captured(capsys, "check")
+    assert code == 2
+    lines = out.splitlines()
+    assert lines == [f"labcoat check: missing in this container: {m.line()}" for m in masked]
+    assert "gives the sandbox all it needs" not in err
+
+
+def test_eval_and_validate_refuse_in_one_line_where_the_container_withholds_a_permission(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [seccomp] = _container.missing_permissions(_facts(namespaces=NO_NAMESPACE, seccomp=True))
+    _withheld(monkeypatch, seccomp)
+    logs = tmp_path / "logs"
+    for args in (
+        ("eval", "mini", "--model", "labcoat/scripted", "--log-dir", str(logs)),
+        ("validate", "mini", "--log-dir", str(logs)),
+    ):
+        code, out, err = run_cli_captured(capsys, *args)
+        assert code == 2, out + err
+        [line] = err.strip().splitlines()
+        assert line == f"labcoat: error: no sandbox can start in this container: {seccomp.line()}"
+        assert not logs.exists()  # nothing half-started
