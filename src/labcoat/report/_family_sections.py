@@ -16,7 +16,7 @@ from labcoat.report._context import Context, bad_count
 from labcoat.report._html import figure, interval, number, pct, pm, table
 
 
-def paperbench(ctx: Context) -> str:
+def rubric_categories(ctx: Context) -> str:
     papers = an.paperbench_papers(ctx.data)
     cats = an.paperbench_categories(ctx.data)
     out = [
@@ -93,7 +93,7 @@ def _cell(column: str) -> Callable[[pd.Series], str]:
     return lambda r: str(r[column])
 
 
-def researchcodebench(ctx: Context) -> str:
+def papers_and_failures(ctx: Context) -> str:
     papers = an.researchcodebench_papers(ctx.data)
     errors = an.researchcodebench_errors(ctx.data)
     ablation = an.researchcodebench_ablation(ctx.data)
@@ -170,7 +170,7 @@ def _pm1(mean: object, se: object) -> str:
     return text if number(se) == "—" else f"{text} ± {number(se, 1)}"
 
 
-RESEARCHGYM_NOTE = (
+SUBTASKS_NOTE = (
     "<p class='note'>ResearchGym's three figures, as its paper defines them: "
     "<b>completion</b>, the share of a run's sub-tasks with every metric reported, "
     "averaged over runs; <b>mean</b>, normalized performance on the task's primary metric "
@@ -181,11 +181,11 @@ RESEARCHGYM_NOTE = (
 )
 
 
-def researchgym(ctx: Context) -> str:
+def subtasks(ctx: Context) -> str:
     subtasks = an.researchgym_subtasks(ctx.data)
     return (
         "<h3>Sub-tasks</h3>"
-        + RESEARCHGYM_NOTE
+        + SUBTASKS_NOTE
         + table(
             subtasks,
             [
@@ -202,9 +202,9 @@ def researchgym(ctx: Context) -> str:
 
 
 SECTIONS: dict[str, Callable[[Context], str]] = {
-    "rubric_categories": paperbench,
-    "papers_and_failures": researchcodebench,
-    "subtasks": researchgym,
+    "rubric_categories": rubric_categories,
+    "papers_and_failures": papers_and_failures,
+    "subtasks": subtasks,
 }
 """A family-specific section by the name a `FamilySpec.report_sections` gives it; each
 draws the tables of its family's analysis reader (`labcoat.analysis._family_*`)."""
