@@ -11,6 +11,7 @@ import pytest
 from cli_runner import run_cli_captured
 
 from labcoat._cli import check_cmd
+from labcoat._run._check import docker_engine_problem
 from labcoat.sandbox import _container, _environment, _limits, limits_here, namespaces_refused
 
 UPSTREAM = Path(__file__).parent / "researchgym" / "data" / "upstream-task"
@@ -431,3 +432,69 @@ def test_eval_and_validate_refuse_in_one_line_where_the_container_withholds_a_pe
         [line] = err.strip().splitlines()
         assert line == f"labcoat: error: no sandbox can start in this container: {seccomp.line()}"
         assert not logs.exists()  # nothing half-started
+
+
+# -- --sandbox docker: experimental, says what it drops, refuses where it cannot run --
+
+
+def _fake_docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(f"#!/bin/sh\n{script}\n")
+    (bin_dir / "docker").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("echo '{\"Version\":\"20.10.24+dfsg1\"}'", "Docker Engine 20.10.24+dfsg1 is older than 24.0.6, which Inspect's docker provider needs"),
+        ("echo '{\"Version\":\"24.0.7+dfsg\"}'", None),
+        ("echo 'Cannot connect to the Docker daemon' >&2; exit 1", "no Docker Engine answers (Cannot connect to the Docker daemon)"),
+    ],
+)  # fmt: skip
+def test_the_docker_engine_s_problem_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, said: str | None
+) -> None:
+    _fake_docker(tmp_path, monkeypatch, script)
+    assert docker_engine_problem() == said
+
+
+def test_check_with_docker_says_what_it_drops_and_why_it_cannot_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fake_docker(tmp_path, monkeypatch, 'echo \'{"Version":"20.10.24+dfsg1"}\'')
+    code, out, err = run_cli_captured(capsys, "check", "--sandbox", "docker")
+    assert code == 2
+    assert "labcoat check: --sandbox docker cannot run here: Docker Engine 20.10.24+dfsg1" in out
+    [drops] = [line for line in err.splitlines() if "--sandbox docker is experimental" in line]
+    for dropped in ("offline", "the filtering proxy", "GPUs", "graders in fresh bwrap"):
+        assert dropped in drops
+
+
+def test_the_help_marks_docker_experimental(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("eval", "validate"):
+        code, out, _err = run_cli_captured(capsys, command, "--help")
+        assert code == 0
+        assert "docker: experimental, weaker than bwrap" in " ".join(out.split())
+
+
+def test_eval_with_docker_here_stops_in_one_line_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On this machine: no engine, or Debian's 20.10 (Inspect's provider needs 24.0.6)."""
+    problem = docker_engine_problem()
+    if problem is None:
+        pytest.skip("a Docker Engine that Inspect's provider accepts answers here")
+    logs = tmp_path / "logs"
+    code, out, err = run_cli_captured(
+        capsys, "eval", "mini", "--sandbox", "docker", "--model", "labcoat/scripted",
+        "--log-dir", str(logs),
+    )  # fmt: skip
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert line == (
+        f"labcoat: error: --sandbox docker cannot run here: {problem} (an experimental "
+        "sandbox, weaker than bwrap: docs/sandbox.md)"
+    )
+    assert not logs.exists()  # nothing half-started (Inspect's own check came after it)

@@ -185,6 +185,17 @@ def docker_engine_problem() -> str | None:
     return None
 
 
+def require_docker_engine() -> None:
+    """Stop in one line where `--sandbox docker` cannot run here, before anything starts
+    (Inspect's provider would say so only after the log folder is made)."""
+    problem = docker_engine_problem()
+    if problem is not None:
+        raise LabcoatError(
+            f"--sandbox docker cannot run here: {problem} (an experimental sandbox, "
+            "weaker than bwrap: docs/sandbox.md)"
+        )
+
+
 def _json_or_none(text: str) -> object:
     try:
         return json.loads(text)

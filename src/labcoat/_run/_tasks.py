@@ -12,6 +12,7 @@ from typing import Any
 from inspect_ai import Task
 
 from labcoat._errors import LabcoatError
+from labcoat._run._check import require_docker_engine
 from labcoat._util.lfs import LFS_POINTERS, require_any_content
 from labcoat.families import TaskEntry, discover, family_module, select, task_function
 from labcoat.sandbox import bwrap_path, require_sandboxes
@@ -84,6 +85,8 @@ def build_tasks(
     if sandbox == "bwrap":
         bwrap_path()  # one clear line now rather than a failed task later
         require_sandboxes()
+    if sandbox == "docker":
+        require_docker_engine()
     by_family: dict[str, list[str]] = defaultdict(list)
     for entry in entries:
         by_family[entry.family].append(entry.id)
