@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 
@@ -82,7 +83,7 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> Checked
         def add(kind: str, message: str, entry: TaskEntry = entry) -> None:
             problems.append(Problem(entry.id, entry.family, kind, message))
 
-        pointers = await anyio.to_thread.run_sync(lambda e=entry: list(lfs_pointers(e.path)))
+        pointers = await anyio.to_thread.run_sync(_pointers_in, entry)
         for line in pointer_lines(pointers):
             add("lfs", line)
         # a task broken by Git LFS pointers alone is checked like the others: its
@@ -135,6 +136,10 @@ async def check_entries(entries: list[TaskEntry], build: bool = True) -> Checked
             if images[image] is not None:
                 add("build", str(images[image]))
     return checked
+
+
+def _pointers_in(entry: TaskEntry) -> list[Path]:
+    return list(lfs_pointers(entry.path))
 
 
 def describe_target(entries: list[TaskEntry]) -> str:
