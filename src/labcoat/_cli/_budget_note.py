@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from labcoat._run._budget import DIMENSIONS, NOT_STARTED, CampaignBudget, Tally, fmt
-from labcoat._run._execute import RunOptions
+from labcoat._run._config import RunConfig
 from labcoat._run._ledger import Ledger
 from labcoat._run._results import TaskResult
 
@@ -57,9 +57,9 @@ def budget_lines(summary: dict[str, Any], results: list[TaskResult]) -> list[str
     return lines
 
 
-def print_budget(options: RunOptions, results: list[TaskResult], err: bool) -> None:
+def print_budget(options: RunConfig, results: list[TaskResult], err: bool) -> None:
     """The note, when the run had a budget (on stderr beside `--json`)."""
-    budget = options.budget
+    budget = options.campaign
     summary = budget_summary(options.ledger, budget, options.launch) if budget.given else None
     if summary is not None:
         for line in budget_lines(summary, results):

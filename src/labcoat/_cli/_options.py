@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -12,11 +11,13 @@ import yaml
 
 from labcoat._errors import LabcoatError
 from labcoat._run._budget import CampaignBudget
+from labcoat._run._config import AgentLimits
+from labcoat._util.run_choices import RunChoices
 from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT
 from labcoat.families import family_module, family_names
 from labcoat.families._params import check_task_args
 from labcoat.families._sandbox import SANDBOX_KINDS
-from labcoat.sandbox import ANY_GPU_MODEL_ENV, TASK_PYTHON_ENV, task_python_paths
+from labcoat.sandbox import task_python_paths
 
 COUNT = click.IntRange(min=1)
 """Counts and whole-second limits: 0 would hang (max samples) or stop at once (limits)."""
@@ -49,14 +50,12 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--any-gpu-model",
         is_flag=True,
-        expose_value=False,
-        callback=_any_gpu_model,
         help="Run a task that asks for a GPU model this machine lacks on the GPUs it has.",
     )(fn)
     fn = click.option(
         "--python",
+        "task_python",
         metavar="PATH",
-        expose_value=False,
         callback=_task_python,
         help="An interpreter or venv whose packages every task environment sees (torch "
         "preinstalled on an air-gapped machine); see docs/gpu.md.",
@@ -64,19 +63,35 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _task_python(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if value is None:
-        return
-    os.environ[TASK_PYTHON_ENV] = value  # read where environments are built
-    try:
-        task_python_paths()
-    except LabcoatError as ex:
-        raise click.BadParameter(str(ex), ctx=ctx, param=param) from None
+def _task_python(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        try:
+            task_python_paths(value)  # a bad interpreter is one line now, not mid-run
+        except LabcoatError as ex:
+            raise click.BadParameter(str(ex), ctx=ctx, param=param) from None
+    return value
 
 
-def _any_gpu_model(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if value:  # read wherever a task's GPUs are checked (labcoat.sandbox.gpu_shortfall)
-        os.environ[ANY_GPU_MODEL_ENV] = "1"
+def run_choices(
+    task_python: str | None, any_gpu_model: bool, search_provider: str | None = None
+) -> RunChoices:
+    """The run's `--python`, `--any-gpu-model` and `--search-provider`; each not given
+    is the environment's default (LABCOAT_TASK_PYTHON, ...), read here, once."""
+    if search_provider:
+        from labcoat.agents.research._tools.web import SearchProvider
+
+        try:
+            SearchProvider.parse(search_provider)  # a bad spec is one line now, not mid-run
+        except LabcoatError:
+            raise LabcoatError(
+                f"--search-provider {search_provider!r}: expected searxng:URL or tavily"
+            ) from None
+    defaults = RunChoices.from_env()
+    return RunChoices(
+        task_python=task_python or defaults.task_python,
+        any_gpu_model=any_gpu_model or defaults.any_gpu_model,
+        search_provider=search_provider or defaults.search_provider,
+    )
 
 
 def run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -146,7 +161,8 @@ def with_secrets(task_args: dict[str, dict[str, Any]], secrets_file: str | None)
 
 
 def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Per-sample budgets of the research agent (they replace the task's own time budget)."""
+    """Per-sample limits of the research agent (they replace the task's own time budget),
+    and its web search."""
     fn = click.option(
         "--search-provider",
         metavar="SPEC",
@@ -187,6 +203,23 @@ def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Wall time per sample (default: each task's own budget).",
     )(fn)
     return fn
+
+
+def agent_limits(
+    time_limit: int | None,
+    working_limit: int | None,
+    token_limit: int | None,
+    cost_limit: float | None,
+    message_limit: int | None,
+) -> AgentLimits:
+    """`budget_options`' per-sample limits, as the run's config holds them."""
+    return AgentLimits(
+        time_limit_s=time_limit,
+        working_limit_s=working_limit,
+        token_limit=token_limit,
+        cost_limit_usd=cost_limit,
+        message_limit=message_limit,
+    )
 
 
 def campaign_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -13,6 +12,7 @@ from labcoat._cli._help import SectionedCommand
 from labcoat._cli._human_run import run_for_person, wants_foreground
 from labcoat._cli._options import (
     COUNT,
+    agent_limits,
     budget_options,
     campaign_budget,
     campaign_options,
@@ -22,6 +22,7 @@ from labcoat._cli._options import (
     parse_model_roles,
     parse_task_args,
     read_secrets,
+    run_choices,
     run_options,
     secrets_option,
     selection_options,
@@ -32,12 +33,13 @@ from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._run_size import check_run_samples
 from labcoat._cli._tables import print_results
 from labcoat._errors import LabcoatError
-from labcoat._run._execute import RunOptions, check_run_options, run_entries
+from labcoat._run._config import RunConfig
+from labcoat._run._execute import check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._results import run_exit_code
 from labcoat._run._tasks import eval_log_dir, selected_entries, sole_family
+from labcoat._util.run_choices import using
 from labcoat.agents import AGENT_NAMES, check_agent_name, works_in_sandbox
-from labcoat.agents.research._tools.web import PROVIDER_ENV, SearchProvider
 
 # --help: what most runs set first, then each kind of option together
 SECTIONS = (
@@ -131,6 +133,8 @@ def command(
     target: str,
     task_ids: tuple[str, ...],
     family: str | None,
+    task_python: str | None,
+    any_gpu_model: bool,
     agent: str,
     model: str | None,
     model_roles: tuple[str, ...],
@@ -168,76 +172,61 @@ def command(
         raise LabcoatError("--limit does not work with --ray yet: choose the samples with --task")
     generate = {"temperature": temperature} if temperature is not None else {}
     check_run_samples(1, epochs or 1)  # before anything is discovered: --epochs 10**9
-    if search_provider:
-        previous = os.environ.get(PROVIDER_ENV)
-        os.environ[PROVIDER_ENV] = search_provider  # read by the agent in this process only
-        try:
-            SearchProvider.from_env()  # a bad spec is one line now, not mid-run
-        except LabcoatError:
-            if previous is None:
-                del os.environ[PROVIDER_ENV]
-            else:
-                os.environ[PROVIDER_ENV] = previous
-            raise LabcoatError(
-                f"--search-provider {search_provider!r}: expected searxng:URL or tavily"
-            ) from None
-    # secrets before anything is discovered: a family's get_tasks() may need one
-    read_secrets(secrets_file)
-    if task_arg and family is None:
-        family = sole_family(target)  # -T is one family's: a one-family target says which
-    family_args = parse_task_args(task_arg, family)
-    with_secrets(family_args, secrets_file)
-    if works_in_sandbox(agent):
-        # ResearchCodeBench's default generate mode has no sandbox: its agent mode has one
-        family_args.setdefault("researchcodebench", {}).setdefault("mode", "agent")
-    entries = selected_entries(target, list(task_ids), family, family_args, runnable=True)
-    check_run_samples(sum(e.samples for e in entries if not e.problem), epochs or 1)
-    if idea_hint:
-        family_args.setdefault("researchgym", {})["idea_hint"] = True
-    options = RunOptions(
-        agents=[agent],
-        sandbox=sandbox,
-        model=model,
-        epochs=epochs,
-        log_dir=log_dir
-        or eval_log_dir(
-            target,
-            agent,
-            model,
-            family=family,
-            tasks=sorted(task_ids),
-            task_args=family_args,
+    choices = run_choices(task_python, any_gpu_model, search_provider)
+    # discovery checks a task's GPUs (--any-gpu-model) and builds its environments
+    with using(choices):
+        # secrets before anything is discovered: a family's get_tasks() may need one
+        read_secrets(secrets_file)
+        if task_arg and family is None:
+            family = sole_family(target)  # -T is one family's: a one-family target says which
+        family_args = parse_task_args(task_arg, family)
+        with_secrets(family_args, secrets_file)
+        if works_in_sandbox(agent):
+            # ResearchCodeBench's default generate mode has no sandbox: its agent mode has one
+            family_args.setdefault("researchcodebench", {}).setdefault("mode", "agent")
+        entries = selected_entries(target, list(task_ids), family, family_args, runnable=True)
+        check_run_samples(sum(e.samples for e in entries if not e.problem), epochs or 1)
+        if idea_hint:
+            family_args.setdefault("researchgym", {})["idea_hint"] = True
+        options = RunConfig(
+            agents=[agent],
+            sandbox=sandbox,
+            model=model,
             epochs=epochs,
-            model_args=model_args,
-            model_roles=model_roles,
-            # each is another eval set: Inspect refuses another's logs, and a folder
-            # finished under --limit would resume as finished
+            log_dir=log_dir
+            or eval_log_dir(
+                target,
+                agent,
+                model,
+                family=family,
+                tasks=sorted(task_ids),
+                task_args=family_args,
+                epochs=epochs,
+                model_args=model_args,
+                model_roles=model_roles,
+                # each is another eval set: Inspect refuses another's logs, and a folder
+                # finished under --limit would resume as finished
+                limit=limit,
+                generate=generate,
+                model_base_url=model_base_url,
+            ),
+            max_samples=max_samples,
+            inspect=not no_inspect,
+            limits=agent_limits(time_limit, working_limit, token_limit, cost_limit, message_limit),
+            choices=choices,
+            model_cost_config=model_cost_config,
+            model_timeout=model_timeout,
+            task_args=family_args,
+            model_roles=parse_model_roles(model_roles),
+            ray=ray_address_of(ray_address),
+            max_connections=max_connections,
+            model_args=parse_model_args(model_args),
+            campaign=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
             limit=limit,
+            display=display,
             generate=generate,
             model_base_url=model_base_url,
-        ),
-        max_samples=max_samples,
-        inspect=not no_inspect,
-        limits={
-            "time": time_limit,
-            "working": working_limit,
-            "token": token_limit,
-            "cost": cost_limit,
-            "message": message_limit,
-        },
-        model_cost_config=model_cost_config,
-        model_timeout=model_timeout,
-        task_args=family_args,
-        model_roles=parse_model_roles(model_roles),
-        ray=ray_address_of(ray_address),
-        max_connections=max_connections,
-        model_args=parse_model_args(model_args),
-        budget=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
-        limit=limit,
-        display=display,
-        generate=generate,
-        model_base_url=model_base_url,
-    )
+        )
     check_run_options(options)  # before the log folder is made
     if wants_foreground(agent):
         sys.exit(run_for_person(sys.argv[1:], options.log_dir))

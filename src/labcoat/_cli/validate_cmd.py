@@ -13,6 +13,7 @@ from labcoat._cli._budget_note import print_budget
 from labcoat._cli._options import (
     campaign_budget,
     campaign_options,
+    run_choices,
     run_options,
     secrets_option,
     selection_options,
@@ -22,12 +23,14 @@ from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._output import stdout_to_stderr
 from labcoat._cli._tables import print_verdicts
 from labcoat._errors import Interrupted
-from labcoat._run._execute import RunOptions, check_run_options, run_entries
+from labcoat._run._config import RunConfig
+from labcoat._run._execute import check_run_options, run_entries
 from labcoat._run._logdir import log_dir_lock
 from labcoat._run._tasks import default_log_dir, selected_entries
 from labcoat._run._validate import Verdict, judge
 from labcoat._unavailable import EXIT_NOTHING_RAN, LABEL
 from labcoat._util.quiet import quiet_console
+from labcoat._util.run_choices import using
 from labcoat.sandbox import weaker_isolation
 
 # the log folder's parts (docs/cli.md)
@@ -50,6 +53,8 @@ def command(
     target: str,
     task_ids: tuple[str, ...],
     family: str | None,
+    task_python: str | None,
+    any_gpu_model: bool,
     sandbox: str,
     log_dir: str | None,
     max_samples: int | None,
@@ -64,12 +69,15 @@ def command(
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
     task_args: dict = {}
     with_secrets(task_args, secrets_file)
-    entries = selected_entries(target, list(task_ids), family, runnable=True)
+    choices = run_choices(task_python, any_gpu_model)
+    with using(choices):  # discovery checks a task's GPUs (--any-gpu-model)
+        entries = selected_entries(target, list(task_ids), family, runnable=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    options = RunOptions(
+    folder = log_dir or f"{default_log_dir('validate', target)}-{stamp}"
+    options = RunConfig(
         agents=["oracle", "noop"],
         sandbox=sandbox,
-        log_dir=log_dir or f"{default_log_dir('validate', target)}-{stamp}",
+        log_dir=folder,
         max_samples=max_samples,
         inspect=not no_inspect,
         # the verdicts' table is the output: Inspect's per-task panels are left out (they
@@ -77,9 +85,10 @@ def command(
         display="none",
         ray=ray_address_of(ray_address),
         task_args=task_args,
-        budget=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
+        campaign=campaign_budget(budget_usd, budget_tokens, budget_gpu_hours),
+        choices=choices,
+        budget_dir=folder,  # one ledger for the parts below
     )
-    options.budget_dir = options.log_dir  # one ledger for the parts below
     check_run_options(options)  # the budget's checks, before the log folder is made
     # tasks that time code run after the rest, one sample at a time, so the harness's
     # own work on other samples doesn't land in their measurements; tasks without a

@@ -23,7 +23,6 @@ from types import ModuleType
 from typing import Any
 
 from labcoat._errors import LabcoatError
-from labcoat.sandbox import ANY_GPU_MODEL_ENV
 
 LOCAL = "local"
 NAMESPACE = "labcoat"
@@ -34,8 +33,6 @@ FORWARDED = re.compile(
 )
 EXTRA_ENV = "LABCOAT_RAY_ENV"
 """Comma-separated names of further variables to send to the nodes."""
-RUN_CHOICES = (ANY_GPU_MODEL_ENV,)
-"""Variables that are a run's choices (command-line flags), not a node's facts."""
 SETUP_HOOK = "labcoat._run._ray._priority.run_at_node_priority"
 """Run by each of the run's workers as it starts, before it imports labcoat."""
 
@@ -54,9 +51,8 @@ def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """The launcher's variables that the node processes need to call models."""
     environ = dict(os.environ if environ is None else environ)
     extra = {n.strip() for n in environ.get(EXTRA_ENV, "").split(",") if n.strip()}
-    return {
-        k: v for k, v in environ.items() if FORWARDED.match(k) or k in extra or k in RUN_CHOICES
-    }
+    # a run's choices (--python, --any-gpu-model, ...) travel in its RunSpec, not here
+    return {k: v for k, v in environ.items() if FORWARDED.match(k) or k in extra}
 
 
 def check_address(address: str) -> str:
@@ -85,7 +81,10 @@ LOOPBACK = "127.0.0.1"
 def start_private(ray: ModuleType, **kwargs: Any) -> None:
     """A new Ray instance on this machine for this process alone: loopback, with a token."""
     from ray._private import ray_constants
-    from ray._raylet import AuthenticationTokenLoader, Config
+    from ray._raylet import (  # type: ignore[attr-defined]  # not in Ray's stubs
+        AuthenticationTokenLoader,
+        Config,
+    )
 
     os.environ.pop("RAY_ADDRESS", None)  # children must not find another cluster either
     os.environ.update(PRIVATE_ENV)

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import click
@@ -26,8 +26,9 @@ from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.model import ModelCost
 
 from labcoat._run._budget import NOT_STARTED, is_not_started
+from labcoat._run._config import RunConfig
 from labcoat._run._inspected import inspected_results
-from labcoat._run._ray._cluster import connect
+from labcoat._run._ray._cluster import LOCAL, connect
 from labcoat._run._ray._coordinator import Coordinator
 from labcoat._run._ray._merge import ShardState, merge_group, read_shard, write_merged
 from labcoat._run._ray._plan import Group, SampleJob, plan_groups
@@ -96,13 +97,10 @@ class RayRun:
 HEAD_RESOURCE = "node:__internal_head__"
 
 
-def _generate_identity(options: Any) -> dict[str, Any]:
+def _generate_identity(options: RunConfig) -> dict[str, Any]:
     """What else decides a group's results, only when given (earlier groups keep their
     ids): the model's generate config and base URL."""
-    given = {
-        "generate": getattr(options, "generate", None),
-        "model_base_url": getattr(options, "model_base_url", None),
-    }
+    given = {"generate": options.generate, "model_base_url": options.model_base_url}
     return {k: v for k, v in given.items() if v}
 
 
@@ -125,13 +123,12 @@ def _fits(job: SampleJob, capacities: list[dict[str, float]]) -> bool:
 def run_on_ray(
     target: str,
     entries: list[TaskEntry],
-    options: Any,
+    options: RunConfig,
     *,
-    limits: dict[str, float | int],
     prices: dict[str, ModelCost],
 ) -> tuple[bool, list[TaskResult]]:
     """`labcoat eval/validate --ray`: the same run as `run_entries`, spread over Ray."""
-    model = options.model or "none/none"
+    model = options.inspect_model
     epochs = options.epochs or 1
     # nodes do not share the launcher's working directory: local paths travel absolute
     if target not in BUNDLED:
@@ -145,7 +142,11 @@ def run_on_ray(
         task_args=options.task_args or {},
         log_dir=log_dir,
         epochs=epochs,
-        identity={"model": model, "roles": options.model_roles or {}, "limits": limits}
+        identity={
+            "model": model,
+            "roles": options.model_roles or {},
+            "limits": options.limits.inspect_args(),
+        }
         | _generate_identity(options),
     )
     run = RayRun(groups)
@@ -159,34 +160,24 @@ def run_on_ray(
         Progress(run, enabled=options.display != "none").start(0)
         success = all(log.status == "success" for log in run.logs)
         return success, inspected_results(run.logs, options.inspect)
-    ray = connect(options.ray)
-    models = {model, *(options.model_roles or {}).values()} - {"none/none"}
-    connections = getattr(options, "max_connections", None) or DEFAULT_MAX_CONNECTIONS
-    ledger = getattr(options, "ledger", None)
-    budget = getattr(options, "budget", None)
-    launch = getattr(options, "launch", "") or uuid.uuid4().hex[:12]
+    ray = connect(options.ray or LOCAL)  # run_entries calls this only with --ray
+    connections = options.max_connections or DEFAULT_MAX_CONNECTIONS
+    ledger = options.ledger
+    launch = options.launch or uuid.uuid4().hex[:12]
+    spec = RunSpec(
+        config=options,
+        target=target,
+        prices=prices,
+        launch=launch,
+        keeps_account=ledger is not None,
+    )
+    models = spec.models
     coordinator = (
         ray.remote(Coordinator)
         .options(num_cpus=0, max_concurrency=10_000, max_restarts=-1, **_on_head(ray))
-        .remote({m: connections for m in models}, budget, ledger, launch)
+        .remote({m: connections for m in models}, options.campaign, ledger, launch)
     )
-    spec = RunSpec(
-        target=target,
-        sandbox=options.sandbox,
-        model=model,
-        model_roles=options.model_roles or None,
-        model_args=getattr(options, "model_args", None) or {},
-        task_args=options.task_args or {},
-        limits=limits,
-        prices=prices,
-        max_connections=connections if models else None,
-        model_timeout=options.model_timeout,
-        model_base_url=getattr(options, "model_base_url", None),
-        generate=getattr(options, "generate", None) or {},
-        coordinator=coordinator,
-        launch=launch,
-        budget=ledger is not None,
-    )
+    spec = replace(spec, max_connections=connections if models else None, coordinator=coordinator)
     remote = ray.remote(run_sample)
     progress = Progress(run, enabled=options.display != "none")
     try:
@@ -428,7 +419,7 @@ def _placed(ray: Any, coordinator: Any) -> dict[tuple[str, str, int], str]:
         board = ray.get(coordinator.board.remote(), timeout=5)
     except Exception:  # the coordinator restarting: place the running jobs by first fit
         return {}
-    return {tuple(key): entry["node_id"] for key, entry in board.items()}  # type: ignore[misc]
+    return {tuple(key): entry["node_id"] for key, entry in board.items()}
 
 
 RESOURCE_NAMES = {"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"}

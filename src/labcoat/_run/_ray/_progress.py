@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.console import Console, Group
+from rich.console import Console
+from rich.console import Group as Renderables  # not the plan's Group
 from rich.live import Live
 from rich.table import Table
 
@@ -156,7 +157,7 @@ class Progress:
             self._queued[f"{job.family}/{job.agent}"] += 1
         self._live.update(self._render())
 
-    def _render(self) -> Group:
+    def _render(self) -> Renderables:
         table = Table(title=f"labcoat --ray ({time.monotonic() - self._start:.0f} s)")
         for column in ("task", "done", "running", "queued", "retried", "errors"):
             table.add_column(column, justify="left" if column == "task" else "right")
@@ -188,7 +189,7 @@ class Progress:
             lines.append(f"model slots: {slots}")
         if self._budget:
             lines.append(f"budget: {self._budget}")
-        return Group(*lines)
+        return Renderables(*lines)
 
     def stop(self) -> None:
         if self._live is not None:

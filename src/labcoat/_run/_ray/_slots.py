@@ -137,7 +137,7 @@ class ClusterModelSlots(Hooks):
     async def on_run_start(self, data: RunStart) -> None:
         if _active is not None:
             _active._inner = _concurrency._concurrency_registry
-            _concurrency._concurrency_registry = _active  # type: ignore[assignment]
+            _concurrency._concurrency_registry = _active
 
 
 def register_hook() -> None:
@@ -158,7 +158,7 @@ def register_hook() -> None:
 def cluster_slots(spec: RunSpec, holder: str) -> Iterator[None]:
     """While a node's eval runs: its model calls hold cluster-wide slots."""
     global _active
-    models = {spec.model, *(spec.model_roles or {}).values()} - {"none/none"}
+    models = spec.models
     if spec.coordinator is None or not models:
         yield
         return

@@ -11,30 +11,36 @@ from typing import Any
 
 from inspect_ai.model import ModelCost
 
+from labcoat._run._config import RunConfig, inspect_eval_args
+
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything a node needs to run a sample the way the launcher would."""
+    """Everything a node needs to run a sample the way the launcher would: the run's
+    configuration whole, and what the launcher decided for this launch."""
 
+    config: RunConfig
+    """The run's choices, as the CLI built them (pickled to every node)."""
     target: str
-    sandbox: str
-    model: str
-    model_roles: dict[str, str] | None = None
-    model_args: dict[str, Any] = field(default_factory=dict)
-    task_args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    limits: dict[str, float | int] = field(default_factory=dict)
-    """Inspect's per-sample limits, e.g. {"time_limit": 3600}."""
+    """The target as the nodes find it (local paths absolute)."""
     prices: dict[str, ModelCost] = field(default_factory=dict)
     max_connections: int | None = None
-    model_timeout: int | None = None
-    """Seconds per model-call attempt (Inspect's `attempt_timeout`)."""
-    model_base_url: str | None = None
-    generate: dict[str, Any] = field(default_factory=dict)
-    """Inspect generate config for the model's calls (`--temperature`)."""
+    """Connections to each model across the whole cluster (None: no model calls)."""
     coordinator: Any = None
     """The run's coordinator actor (model slots, progress), or None."""
     launch: str = ""
     """This launch's id: attempt markers carry it."""
-    budget: bool = False
-    """Whether the coordinator keeps the run's budget account (samples ask it to start and
-    report their spend to it)."""
+    keeps_account: bool = False
+    """Whether the coordinator keeps the run's campaign account (samples ask it to start
+    and report their spend to it)."""
+
+    @property
+    def models(self) -> set[str]:
+        """The models the run's samples call (the placeholder of model-less agents not)."""
+        config = self.config
+        return {config.inspect_model, *(config.model_roles or {}).values()} - {"none/none"}
+
+    def eval_args(self) -> dict[str, Any]:
+        """Inspect's keywords for a node's eval, as the local eval set gets them; model
+        connections are the cluster's (`max_connections`)."""
+        return inspect_eval_args(self.config) | {"max_connections": self.max_connections}

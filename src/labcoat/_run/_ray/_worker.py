@@ -32,6 +32,7 @@ from labcoat._run._ray._plan import SampleJob, family_task
 from labcoat._run._ray._priority import run_at_node_priority
 from labcoat._run._ray._slots import cluster_slots, register_hook
 from labcoat._run._ray._spec import RunSpec
+from labcoat._util.run_choices import using
 from labcoat.grading import Reservation, sample_reservation
 
 ATTEMPT_SUFFIX = ".attempt"
@@ -115,15 +116,16 @@ TASK_CACHE_SIZE = 8
 def _task_for(spec: RunSpec, job: SampleJob) -> Task:
     """The job's labcoat task, built once per worker process for the samples of one task
     (a worker runs many samples; building costs a discovery of the task's files)."""
-    args = spec.task_args.get(job.family, {})
+    args = (spec.config.task_args or {}).get(job.family, {})
+    sandbox = spec.config.sandbox
     key = json.dumps(
-        [spec.target, job.family, job.entry_id, job.agent, spec.sandbox, args],
+        [spec.target, job.family, job.entry_id, job.agent, sandbox, args, spec.config.choices],
         sort_keys=True,
         default=str,
     )
     task = _TASKS.pop(key, None)
     if task is None:
-        task = family_task(spec.target, job.family, [job.entry_id], job.agent, spec.sandbox, args)
+        task = family_task(spec.target, job.family, [job.entry_id], job.agent, sandbox, args)
     _TASKS[key] = task  # most recent last
     while len(_TASKS) > TASK_CACHE_SIZE:
         del _TASKS[next(iter(_TASKS))]
@@ -153,28 +155,27 @@ def run_sample(job: SampleJob, spec: RunSpec, attempt_id: str = "") -> AttemptOu
         spec.coordinator.started.remote(job.key, node["node_id"], node["host"])
     register_prices(spec.prices)
     held = Reservation(job.resources.cpus, job.resources.memory_mb, job.resources.gpus)
-    bank = RayBank(spec.coordinator) if spec.budget and spec.coordinator is not None else None
-    with cluster_slots(spec, node["node_id"]), sample_reservation(held), guarding(bank):
+    bank = RayBank(spec.coordinator) if spec.keeps_account and spec.coordinator else None
+    with (
+        # the run's choices, from the launcher's config, not this node's environment
+        using(spec.config.choices),
+        cluster_slots(spec, node["node_id"]),
+        sample_reservation(held),
+        guarding(bank),
+    ):
         # built knowing what the sample holds: a grader step needing GPUs it lacks is
         # placed elsewhere, not unavailable here
         task = _task_for(spec, job)
         [log] = run_eval(
             task,
-            model=spec.model,
-            model_args=spec.model_args,
-            model_base_url=spec.model_base_url,
-            model_roles=spec.model_roles or None,  # type: ignore[arg-type]
-            sample_id=[job.sample_id],  # type: ignore[list-item]
+            sample_id=[job.sample_id],
             epochs=1,
             log_dir=job.shard_dir,
             log_level="warning",
             ctl_server=False,
             metadata={RAY_METADATA: attempt},
-            max_connections=spec.max_connections,
-            attempt_timeout=spec.model_timeout,
             retry_on_error=0,
-            **spec.generate,
-            **spec.limits,  # type: ignore[arg-type]
+            **spec.eval_args(),
         )
     error = log.error.message.strip().splitlines()[0][:500] if log.error else None
     return AttemptOutcome(
