@@ -1,10 +1,11 @@
 """Content hashes of a task's files, for the provenance every score carries.
 
-A task's hash covers its folder's files: their sorted relative paths and their bytes, a
-symlink's target as written (never followed), `__pycache__` and `.git` left out (Python's
-caches and the VCS's own records are not task content). An LFS pointer counts as the
-pointer it is: the hash says which files the task was run with, not what a fetch would
-bring. Hashes are computed once per folder per process (a task's samples share it).
+A task's hash is its folder's content hash (`labcoat._util.content_hash.tree_digest`:
+sorted relative paths and bytes, a symlink's target as written and never followed,
+`__pycache__` and `.git` left out, an unreadable file marked), its first `HASH_CHARS` hex
+digits. An LFS pointer counts as the pointer it is: the hash says which files the task was
+run with, not what a fetch would bring. Hashes are computed once per folder per process
+(a task's samples share it).
 
 A large folder takes seconds (bench/provenance_hash.py: about 1 GB/s from the page cache,
 a quarter of that from disk), and a score is made on the event loop: `folder_hash_soon`
@@ -17,16 +18,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 
-SKIPPED = frozenset({"__pycache__", ".git"})
+from labcoat._util.content_hash import clear_tree_digests, file_digest, tree_digest
+
 HASH_CHARS = 16
 """Hex digits kept (64 bits), as the grader version keeps."""
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -39,48 +38,9 @@ class FolderHash:
         return {"hash": self.hash, "files": self.files, "bytes": self.bytes}
 
 
-def _entries(root: Path, rel: str = "") -> list[tuple[str, os.DirEntry[str]]]:
-    """(relative posix path, entry) of every file and link under `root`, sorted by path."""
-    out: list[tuple[str, os.DirEntry[str]]] = []
-    with os.scandir(root / rel if rel else root) as it:
-        for entry in it:
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.is_symlink():
-                out.append((path, entry))
-            elif entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED:
-                    out += _entries(root, path)
-            elif entry.is_file(follow_symlinks=False):
-                out.append((path, entry))
-    return sorted(out, key=lambda pair: pair[0])
-
-
-def _update(digest: hashlib._Hash, path: str, entry: os.DirEntry[str]) -> int:
-    """Add one entry to `digest`; the bytes it held."""
-    digest.update(path.encode() + b"\0")
-    if entry.is_symlink():
-        digest.update(b"L" + os.readlink(entry.path).encode() + b"\0")
-        return 0
-    size = 0
-    try:
-        with open(entry.path, "rb") as f:
-            digest.update(b"F")
-            while chunk := f.read(_CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
-    except OSError as ex:  # an unreadable file still counts, as unreadable
-        digest.update(f"?{ex.errno}".encode())
-    digest.update(b"\0")
-    return size
-
-
 def _compute(folder: str) -> FolderHash:
-    digest = hashlib.sha256()
-    files = size = 0
-    for path, entry in _entries(Path(folder)):
-        size += _update(digest, path, entry)
-        files += 1
-    return FolderHash(digest.hexdigest()[:HASH_CHARS], files, size)
+    digest = tree_digest(folder)
+    return FolderHash(digest.hash[:HASH_CHARS], digest.files, digest.bytes)
 
 
 _lock = threading.Lock()
@@ -94,7 +54,8 @@ def _claim(folder: str) -> tuple[Future[FolderHash], bool]:
         found = _hashes.get(folder)
         if found is not None:
             return found, False
-        _hashes[folder] = future = Future()
+        future: Future[FolderHash] = Future()
+        _hashes[folder] = future
         return future, True
 
 
@@ -130,31 +91,20 @@ def clear_folder_hashes() -> None:
     """Forget the hashes made so far (tests whose folders change under the cache)."""
     with _lock:
         _hashes.clear()
+    clear_tree_digests()
 
 
 @functools.cache
 def top_files_hash(folder: str) -> str:
     """The hash of a folder's own files, not its sub-folders' (a pset's `papers.yaml` and
     environment files beside it, not every paper)."""
-    digest = hashlib.sha256()
-    with os.scandir(folder) as it:
-        entries = sorted(
-            (e for e in it if e.is_symlink() or e.is_file(follow_symlinks=False)),
-            key=lambda e: e.name,
-        )
-    for entry in entries:
-        _update(digest, entry.name, entry)
-    return digest.hexdigest()[:HASH_CHARS]
+    return tree_digest(folder, subfolders=False).hash[:HASH_CHARS]
 
 
 @functools.cache
 def file_hash(path: str) -> str:
     """The hash of one file's bytes (a sidecar, the judge's prompts)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()[:HASH_CHARS]
+    return file_digest(path)[:HASH_CHARS]
 
 
 def json_hash(value: object) -> str:

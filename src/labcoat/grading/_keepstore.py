@@ -20,12 +20,12 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from labcoat._util.atomic import atomic_write
+from labcoat._util.content_hash import file_digest, sized_chunks
 
 MANIFEST_VERSION = 1
 BLOBS, SAMPLES = "blobs", "samples"
@@ -33,7 +33,6 @@ DEFAULT_EXCLUDE = ("__pycache__", ".venv", "*.pyc")
 """Left out of every kept workspace: rebuilt by the task's setup or by Python itself.
 `.git` is kept: ResearchGym's grader records the workspace's git history, and a
 repository's objects are files like any other (identical ones are stored once)."""
-CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -95,35 +94,15 @@ def excluded(rel: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def _read_chunks(fd: int, size: int, limits: _Limits | None) -> Iterator[bytes]:
-    """The file's `size` bytes; a file that is not that size any more raises OSError."""
-    left = size
-    while left > 0:
-        if limits is not None:
-            limits.check()
-        chunk = os.read(fd, min(CHUNK, left))
-        if not chunk:
-            raise OSError(f"shrank while read (expected {size} bytes)")
-        left -= len(chunk)
-        yield chunk
-    if os.read(fd, 1):
-        raise OSError(f"grew while read (expected {size} bytes)")
-
-
 def _open(path: Path) -> int:
     # no link followed, a FIFO put in its place cannot block
     return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
 def sha256_of(path: Path, size: int | None = None, limits: _Limits | None = None) -> str:
-    digest = hashlib.sha256()
-    fd = _open(path)
-    try:
-        for chunk in _read_chunks(fd, os.fstat(fd).st_size if size is None else size, limits):
-            digest.update(chunk)
-    finally:
-        os.close(fd)
-    return digest.hexdigest()
+    """A blob's name: its bytes' digest, no link followed, `size` bytes exactly."""
+    check = limits.check if limits is not None else None
+    return file_digest(path, follow_links=False, size=size, check=check)
 
 
 def blob_path(root: Path, sha: str) -> Path:
@@ -150,7 +129,7 @@ def _store_blob(root: Path, source: Path, sha: str, size: int, limits: _Limits) 
         digest = hashlib.sha256()
         fd = _open(source)
         try:
-            for chunk in _read_chunks(fd, size, limits):
+            for chunk in sized_chunks(fd, size, limits.check):
                 digest.update(chunk)
                 out.write(chunk)
         finally:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import hashlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
@@ -19,6 +18,7 @@ import anyio
 from labcoat._errors import LabcoatError
 from labcoat._unavailable import PREFIX
 from labcoat._util.atomic import atomic_create
+from labcoat._util.content_hash import file_digest
 from labcoat._util.env import env_value
 from labcoat.sandbox._config import Bind, BwrapConfig
 from labcoat.sandbox._layout import cache_dir, separate_users
@@ -175,7 +175,7 @@ def dedupe(folder: Path) -> None:
                 continue
             if not path.is_file() or path.is_symlink() or st.st_size < DEDUPE_MIN_BYTES:
                 continue
-            stored = store / _file_digest(path)
+            stored = store / file_digest(path, follow_links=False)
             try:
                 if stored.exists():
                     # the link replaces the copy in one step; its mode is the stored file's
@@ -184,11 +184,3 @@ def dedupe(folder: Path) -> None:
                     os.link(path, stored)
             except OSError:
                 continue  # another filesystem, or a race: keep this copy
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

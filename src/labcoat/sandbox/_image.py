@@ -25,7 +25,6 @@ its one-line reason (`EnvironmentBuildError`); the whole output is kept in a log
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -38,6 +37,7 @@ from pathlib import Path
 
 import anyio
 
+from labcoat._util.content_hash import tree_digest
 from labcoat.sandbox._build import (
     BuildFailed,
     EnvironmentBuildError,
@@ -107,34 +107,18 @@ def _dir_name(target: str) -> str:
     return target.strip("/").replace("/", "__") or "root_dir"
 
 
-# hashing a task's files is the slow part of a key: once per process per unchanged tree
-_tree_digests: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
-
-
 def _tree_digest(folder: Path) -> str:
-    files = []
-    for parent, dirnames, names in os.walk(folder):
-        dirnames.sort()
-        for name in sorted(names):
-            path = Path(parent, name)
-            with contextlib.suppress(OSError):
-                st = path.lstat()
-                files.append((str(path.relative_to(folder)), st.st_size, st.st_mtime_ns))
-    stamp = (str(folder), tuple(files))
-    if stamp not in _tree_digests:
-        h = hashlib.sha256()
-        for rel, _, _ in files:
-            path = folder / rel
-            h.update(rel.encode() + b"\0")
-            if path.is_symlink():
-                h.update(b"link:" + os.readlink(path).encode())
-            else:
-                with contextlib.suppress(OSError), open(path, "rb") as f:
-                    for chunk in iter(lambda f=f: f.read(1 << 20), b""):
-                        h.update(chunk)
-            h.update(b"\0")
-        _tree_digests[stamp] = h.hexdigest()
-    return _tree_digests[stamp]
+    """A build context's content hash (`labcoat._util.content_hash`: links by their text,
+    `.git` and `__pycache__` left out, reused in this process while the tree is unchanged)."""
+    digest = tree_digest(folder)
+    if digest.unreadable:
+        logger.warning(
+            "image key of %s: %d unreadable file(s) counted as unreadable: %s",
+            folder,
+            len(digest.unreadable),
+            ", ".join(digest.unreadable[:5]),
+        )
+    return digest.hash
 
 
 def image_key(spec: ImageSpec) -> str:

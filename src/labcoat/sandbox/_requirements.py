@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from labcoat._errors import TaskDataError
+from labcoat._util.content_hash import path_digest
 
 # options whose value is a local file or folder when it is not a URL
 _PATH_OPTIONS = ("-c", "--constraint", "-f", "--find-links")
@@ -80,7 +81,9 @@ class PythonEnv(BaseModel, frozen=True):
         return paths
 
     def content_digest(self) -> str:
-        """A digest of the lines and of the local files they name (their size and time)."""
+        """A digest of the lines and of the contents of the local files and folders they
+        name (`labcoat._util.content_hash`: a rebuilt wheel of the same size changes it, a
+        `touch` or a `git fetch` in a local package's checkout does not)."""
         h = hashlib.sha256()
         if self.uploaded_prior_to:
             h.update(f"--uploaded-prior-to {self.uploaded_prior_to}\n".encode())
@@ -88,7 +91,7 @@ class PythonEnv(BaseModel, frozen=True):
             h.update(line.encode() + b"\n")
         for path in self.local_paths():
             h.update(str(path).encode())
-            h.update(_tree_stamp(path).encode())
+            h.update(path_digest(path).encode())
         return h.hexdigest()
 
 
@@ -211,20 +214,3 @@ def _tokens(line: str) -> list[str]:
         return shlex.split(line)
     except ValueError:
         return line.split()
-
-
-def _tree_stamp(path: Path) -> str:
-    """Size and newest modification time under `path` (cheap change detection)."""
-    if path.is_file():
-        st = path.stat()
-        return f"{st.st_size}:{st.st_mtime_ns}"
-    total, newest = 0, 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                st = os.stat(os.path.join(root, name))
-            except OSError:
-                continue
-            total += st.st_size
-            newest = max(newest, st.st_mtime_ns)
-    return f"{total}:{newest}"
