@@ -11,9 +11,8 @@ from labcoat._run._budget import NOT_STARTED
 from labcoat._run._results import TaskResult
 from labcoat._run._validate import Verdict
 from labcoat._unavailable import LABEL, RULE, label
+from labcoat._util.inspect_names import NO_MODEL
 from labcoat.families._score import ERROR_RULE, ERROR_SCORE_RULE
-
-NO_MODEL = "none/none"
 
 
 def _fmt(value: float | None, se: float | None = None) -> str:

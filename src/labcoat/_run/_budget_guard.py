@@ -36,13 +36,12 @@ from inspect_ai.hooks import (
 
 from labcoat._run._budget import BudgetLimitError, NotStartedError, is_not_started
 from labcoat._run._budget_bank import Bank
+from labcoat._util.store_keys import GPUS_KEY, GRADER_GPUS_KEY
 
 TICK_S = 5.0
 """How often GPU time is counted and the budget checked between model calls."""
 WAIT_S = 1.0
 """How often a sample waiting for running samples' reservations asks again."""
-GPUS_KEY = "labcoat:gpus"
-GRADER_GPUS_KEY = "labcoat:grader_gpus"
 SAMPLE_ERROR_LOGGER = "inspect_ai._eval.task.run"
 
 

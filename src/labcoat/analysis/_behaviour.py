@@ -18,6 +18,7 @@ from typing import Literal
 
 import pandas as pd
 
+from labcoat.analysis._columns import TASK_KEYS
 from labcoat.analysis._data import RunData
 from labcoat.analysis._family import LAST
 from labcoat.analysis._stats import pearson, spearman
@@ -90,9 +91,9 @@ def tool_phases(data: RunData, phases: Phases = "thirds") -> pd.DataFrame:
     calls = pd.DataFrame(rows, columns=["run", "phase", "function", "phase_source"])
     counts = calls.groupby(["run", "phase", "function", "phase_source"]).size()
     out = counts.rename("calls").reset_index()
-    meta = data.runs[["run", "family", "task_id", "label"]]
+    meta = data.runs[["run", *TASK_KEYS]]
     return out.merge(meta, on="run", how="left")[
-        ["run", "family", "task_id", "label", "phase", "phase_source", "function", "calls"]
+        ["run", *TASK_KEYS, "phase", "phase_source", "function", "calls"]
     ]
 
 

@@ -17,6 +17,7 @@ import math
 
 import pandas as pd
 
+from labcoat.analysis._columns import TASK_KEYS
 from labcoat.analysis._curves import run_curves
 from labcoat.analysis._data import RunData
 from labcoat.analysis._errorbars import (
@@ -44,7 +45,7 @@ def best_of_k_table(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFrame
             }
             for k in range(1, len(scores) + 1)
         ]
-    return pd.DataFrame(rows, columns=["family", "task_id", "label", "k", "n", "best_of_k"])
+    return pd.DataFrame(rows, columns=[*TASK_KEYS, "k", "n", "best_of_k"])
 
 
 def task_budget_hours(data: RunData, task_id: str) -> float | None:

@@ -25,8 +25,9 @@ LOGS = [
     "inspect_version",
 ]
 
-_RUN_ID = [
-    "run",
+TASK_KEYS = ["family", "task_id", "label"]
+"""What names one task as the tables group it: its family, its id, and the agent's label."""
+RUN_IDENTITY = [
     "log",
     "name",
     "family",
@@ -39,6 +40,8 @@ _RUN_ID = [
     "with_paper",
     "epoch",
 ]
+"""What names one run (besides its `run` id): its log, task, agent and epoch."""
+_RUN_ID = ["run", *RUN_IDENTITY]
 _FIGURES = [
     "status",
     "error",

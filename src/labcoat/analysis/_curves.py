@@ -15,13 +15,14 @@ from typing import Literal
 
 import pandas as pd
 
+from labcoat.analysis._columns import TASK_KEYS
 from labcoat.analysis._data import RunData
 from labcoat.analysis._family import LAST
 from labcoat.analysis._groups import ErrorsAs, by_task
 from labcoat.analysis._stats import mean_se
 
 Axis = Literal["elapsed_seconds", "working_seconds", "tokens", "cost"]
-AXES: dict[str, str] = {
+AXES: dict[Axis, str] = {
     "elapsed_seconds": "wall-clock hours",
     "working_seconds": "working hours",
     "tokens": "tokens",
@@ -98,7 +99,7 @@ def run_curves(data: RunData, axis: Axis = "elapsed_seconds") -> dict[str, Curve
 def curve_points(data: RunData, axis: Axis = "elapsed_seconds") -> pd.DataFrame:
     """Plot-ready step points per run: from (0, 0) through each score to the run's end."""
     curves = run_curves(data, axis)
-    meta = data.runs.set_index("run")[["family", "task_id", "label"]]
+    meta = data.runs.set_index("run")[TASK_KEYS]
     rows = []
     for run, c in curves.items():
         if c.errored:
@@ -111,7 +112,7 @@ def curve_points(data: RunData, axis: Axis = "elapsed_seconds") -> pd.DataFrame:
             {"run": run, "family": family, "task_id": task_id, "label": label, "x": x, "score": y}
             for x, y in pts
         ]
-    return pd.DataFrame(rows, columns=["run", "family", "task_id", "label", "x", "score"])
+    return pd.DataFrame(rows, columns=["run", *TASK_KEYS, "x", "score"])
 
 
 def score_at(
@@ -162,7 +163,7 @@ def mean_curve(
                     "runs": len(mine),
                 }
             )
-    return pd.DataFrame(rows, columns=["family", "task_id", "label", "x", "mean", "se", "runs"])
+    return pd.DataFrame(rows, columns=[*TASK_KEYS, "x", "mean", "se", "runs"])
 
 
 def family_curve(

@@ -16,32 +16,21 @@ from labcoat.analysis import _columns as cols
 from labcoat.analysis._family import Row
 from labcoat.analysis._links import view_link
 from labcoat.analysis._provenance import COLUMNS as PROVENANCE
-from labcoat.analysis._sample_rows import CANNOT_RUN_HERE, NOT_STARTED
+from labcoat.analysis._sample_rows import (
+    CANNOT_RUN_HERE,
+    ERROR,
+    MANUAL,
+    NOT_STARTED_STATUS,
+    OK,
+)
 from labcoat.families._score import mean_over_runs
 
 if TYPE_CHECKING:
     from labcoat.analysis._human import HumanRuns
     from labcoat.analysis._sample_rows import SampleRows
 
-OK, ERROR, PARTIAL = "ok", "error", "partial"
-MANUAL = "needs manual score"
-"""A run whose task returned no score (a person grades it): out of the means, not an error."""
-_FIRST = (
-    "log",
-    "name",
-    "family",
-    "task_id",
-    "title",
-    "model",
-    "agent",
-    "variant",
-    "label",
-    "with_paper",
-    "epoch",
-    "sample_id",
-    "curve_rule",
-    "time_limit_minutes",
-)
+PARTIAL = "partial"
+_FIRST = (*cols.RUN_IDENTITY, "sample_id", "curve_rule", "time_limit_minutes")
 _FIRST_SET = ("error", "limit", "stopped_by", "self_reported")
 _SUMS = (
     "gpu_seconds",
@@ -146,24 +135,24 @@ def aggregate_run(samples: list[Row], view_url: str | None) -> Row:
     if not started:
         return _not_run(samples, view_url)
     row = _aggregate(started, view_url)
-    row["sample_not_started"] = statuses.count(NOT_STARTED)
+    row["sample_not_started"] = statuses.count(NOT_STARTED_STATUS)
     row["sample_cannot_run_here"] = statuses.count(CANNOT_RUN_HERE)
     return row
 
 
-_NOT_RUN = (NOT_STARTED, CANNOT_RUN_HERE)
+_NOT_RUN = (NOT_STARTED_STATUS, CANNOT_RUN_HERE)
 
 
 def _not_run(samples: list[Row], view_url: str | None) -> Row:
     statuses = [s.get("status") for s in samples]
-    status = CANNOT_RUN_HERE if CANNOT_RUN_HERE in statuses else NOT_STARTED
+    status = CANNOT_RUN_HERE if CANNOT_RUN_HERE in statuses else NOT_STARTED_STATUS
     # its reason: the error of a sample with that status
     row = _aggregate([s for s in samples if s.get("status") == status], view_url)
     row.update(
         status=status,
         samples=len(samples),
         sample_errors=0,
-        sample_not_started=statuses.count(NOT_STARTED),
+        sample_not_started=statuses.count(NOT_STARTED_STATUS),
         sample_cannot_run_here=statuses.count(CANNOT_RUN_HERE),
         raw=None,
         normalized=None,
@@ -244,6 +233,6 @@ def build(
         steps=frame([r for s in samples for r in s.steps], cols.STEPS),
         tool_calls=frame([r for s in samples for r in s.tool_calls], cols.TOOL_CALLS),
         roots=tuple(roots or ()),
-        not_started=frame([r for r in runs if r["status"] == NOT_STARTED], cols.RUNS),
+        not_started=frame([r for r in runs if r["status"] == NOT_STARTED_STATUS], cols.RUNS),
         cannot_run_here=frame([r for r in runs if r["status"] == CANNOT_RUN_HERE], cols.RUNS),
     )

@@ -13,14 +13,13 @@ from typing import Any
 from inspect_ai.log import EvalLog, EvalSample
 from inspect_ai.scorer import Score
 
+from labcoat._util.inspect_names import NO_MODEL
+
 Row = dict[str, Any]
 
 # curve rules: how a run's intermediate scores become "the score at time t"
 BEST = "best"  # the best score so far (RE-Bench's default: the best attempt counts)
 LAST = "last"  # the latest score so far
-
-
-NO_MODEL = "none/none"
 
 
 def label_of(model: str, agent: str, variant: str) -> str:

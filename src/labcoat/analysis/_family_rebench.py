@@ -15,8 +15,7 @@ from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
 from labcoat.analysis._family import BEST, LAST, Family, Row, num
-
-STORE_KEY = "labcoat:rebench:score_log"
+from labcoat.families.rebench._scoring import SCORE_LOG
 
 
 def _spec(sample: EvalSample, score: Score | None) -> dict[str, Any] | None:
@@ -39,7 +38,7 @@ class ReBench(Family):
     def score_points(self, sample: EvalSample, score: Score | None) -> list[Row]:
         log = (score.metadata or {}).get("score_log") if score is not None else None
         if not isinstance(log, list):
-            log = (sample.store or {}).get(STORE_KEY)
+            log = (sample.store or {}).get(SCORE_LOG)
         if not isinstance(log, list):
             return []
         spec = _spec(sample, score)

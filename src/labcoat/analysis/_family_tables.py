@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from labcoat.analysis._columns import TASK_KEYS
 from labcoat.analysis._data import RunData
 from labcoat.analysis._errorbars import clustered_se, paired_difference
 from labcoat.analysis._family import label_of
@@ -242,7 +243,7 @@ def cost_comparison(data: RunData, human_hourly_usd: float | None = None) -> pd.
         cost = cost.where(~human, hours * human_hourly_usd)
     df = runs.assign(_cost=cost, _hours=hours, _gpu_hours=gpu_hours, _score=run_scores(runs))
     rows = []
-    for (family, task_id, label), g in df.groupby(["family", "task_id", "label"], sort=True):
+    for (family, task_id, label), g in df.groupby(TASK_KEYS, sort=True):
         costs = finite(g["_cost"].tolist())
         mean_cost = sum(costs) / len(costs) if costs else math.nan
         score = g["_score"].mean()

@@ -7,6 +7,7 @@ from typing import Literal
 
 import pandas as pd
 
+from labcoat.analysis._columns import TASK_KEYS
 from labcoat.families._score import ERROR_SCORE
 
 ErrorsAs = Literal["zero", "drop"]
@@ -14,8 +15,6 @@ ErrorsAs = Literal["zero", "drop"]
 errored run scores 0, the starting point, as RE-Bench counts an invalid run; `drop`: it
 is left out of the figure (an explicit choice for a what-if). Either way the `errors`
 column counts it."""
-
-TASK_KEYS = ["family", "task_id", "label"]
 
 
 def run_scores(runs: pd.DataFrame, errors_as: ErrorsAs = "zero") -> pd.Series:

@@ -12,18 +12,25 @@ from inspect_ai.scorer import Score
 
 from labcoat._run._budget import is_not_started
 from labcoat._unavailable import LABEL, label, reason_of
+from labcoat._util.store_keys import (
+    GPUS_KEY,
+    GRADER_GPUS_KEY,
+    HANDOFFS_KEY,
+    STEPS_KEY,
+    STOP_KEY,
+)
 from labcoat.agents.human import SUMMARY_KEY as HUMAN_KEY
 from labcoat.analysis._family import Family, Row, num
 from labcoat.families._score import NORMALIZED, RAW, WEIGHT
 from labcoat.integrity import run_flags
-from labcoat.sandbox import GPUS_KEY, GRADER_GPUS_KEY
 
-STEPS_KEY = "labcoat:steps"
-STOP_KEY = "labcoat:stopped_by"
-HANDOFFS_KEY = "labcoat:handoffs"
-NOT_STARTED = "not started"
-"""The status of a sample a run's budget did not let start (`labcoat._run._budget`): it
-ran nothing, so it is no run, no error and no score; its `error` says why."""
+OK, ERROR, MANUAL = "ok", "error", "needs manual score"
+"""Statuses of a sample (and of a run, `_data`): scored; errored; the task returned no
+score (a person grades it: out of the means, not an error)."""
+NOT_STARTED_STATUS = "not started"
+"""The status of a sample a run's budget did not let start: it ran nothing, so it is no
+run, no error and no score; its `error` says why. Its log marks it with the budget's
+own `labcoat._run._budget.NOT_STARTED` ("not started: budget") in the error message."""
 CANNOT_RUN_HERE = LABEL
 """The status of a sample this machine could not run (`labcoat._unavailable`): no run,
 no error, no score, as a sample that did not start; its `error` is `cannot run here: …`."""
@@ -163,14 +170,14 @@ def _status(
     ok: bool, score: Score | None, not_started: bool = False, cannot_run: bool = False
 ) -> str:
     if not_started:
-        return NOT_STARTED
+        return NOT_STARTED_STATUS
     if cannot_run:
         return CANNOT_RUN_HERE
     if not ok:
-        return "error"
+        return ERROR
     # the task returned no score: a person must grade it (RE-Bench's manual scoring)
     manual = score is not None and (score.metadata or {}).get("manual_scoring")
-    return "needs manual score" if manual else "ok"
+    return MANUAL if manual else OK
 
 
 def _gpu_fields(record: Any, grader_records: Any) -> Row:
@@ -304,7 +311,7 @@ def missing_row(ctx: LogContext, task_id: str, sample_id: str, epoch: int, why: 
         "with_paper": ctx.with_paper,
         "sample_id": sample_id,
         "weight": 1.0,
-        "status": "error",
+        "status": ERROR,
         "not_started": False,
         "cannot_run_here": False,
         "error": why,

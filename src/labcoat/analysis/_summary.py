@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from labcoat.analysis._columns import TASK_KEYS
 from labcoat.analysis._data import RunData
 from labcoat.analysis._groups import ErrorsAs, by_task, run_scores
 from labcoat.analysis._stats import finite, mean_se
@@ -56,8 +57,8 @@ def task_summary(data: RunData, errors_as: ErrorsAs = "zero") -> pd.DataFrame:
     (`data.cannot_run_here`): they are in no other figure, and a task none of whose runs
     ran has no row (the leaderboard counts it).
     """
-    not_started = _not_started(data, ["family", "task_id", "label"])
-    cannot_run = _not_started(data, ["family", "task_id", "label"], data.cannot_run_here)
+    not_started = _not_started(data, TASK_KEYS)
+    cannot_run = _not_started(data, TASK_KEYS, data.cannot_run_here)
     rows = []
     for (family, task_id, label), runs in by_task(data.runs):
         scores = run_scores(runs, errors_as)

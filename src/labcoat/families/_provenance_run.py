@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-AGENT_BUDGET = "labcoat:budget"
-"""Sample store: the research agent's effective limits (`Budget.record`)."""
+from labcoat._util.store_keys import AGENT_BUDGET_KEY
+
 SCORING_SPANS = frozenset({"scorers", "scorer"})
 """Inspect's span types around scoring: model calls after one are a judge's."""
 
@@ -45,6 +45,6 @@ def agent_budget() -> dict[str, Any] | None:
     that records none (another agent, or no agent: a scripted or oracle run)."""
     from inspect_ai.util import store
 
-    budget = store().get(AGENT_BUDGET)
+    budget = store().get(AGENT_BUDGET_KEY)
     return dict(budget) if isinstance(budget, dict) else None
 

@@ -6,13 +6,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from labcoat._util.store_keys import DISK_KEY, NETWORK_KEY
 from labcoat.integrity._blocklist import Blocklist
 
 INSPECT_PREFIX = "inspect: "
 """Integrity flags the inspector wrote start with this; a grader's never do."""
 FINDINGS_KEY = "integrity_findings"
-NETWORK_STORE = "labcoat:network"
-DISK_STORE = "labcoat:disk"
 
 
 @dataclass(frozen=True)
@@ -96,8 +95,8 @@ class RunView:
             family=family,
             task_id=str(meta.get("task_id", sample.id)),
             messages=list(sample.messages or []),
-            network=list((sample.store or {}).get(NETWORK_STORE) or []),
-            disk=(sample.store or {}).get(DISK_STORE),
+            network=list((sample.store or {}).get(NETWORK_KEY) or []),
+            disk=(sample.store or {}).get(DISK_KEY),
             score_metadata=score_meta,
             score_value=dict(value),
             sample_metadata=dict(meta),

@@ -24,6 +24,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.log import EvalLog
 
 from labcoat._errors import LabcoatError
+from labcoat._util.inspect_names import NO_MODEL
 from labcoat._util.quiet import quiet_console
 from labcoat._util.suggest import did_you_mean
 from labcoat.families import family_grader_version, task_function
@@ -36,8 +37,6 @@ from labcoat.regrade._find import (
 )
 from labcoat.regrade._replay import REPLAY_NOTES, plan_key, then_replay
 from labcoat.regrade._where import regrades_folder
-
-NO_MODEL = "none/none"
 
 
 @dataclass

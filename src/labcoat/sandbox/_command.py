@@ -74,6 +74,8 @@ THREAD_VARIABLES = (
     "NUMEXPR_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
 )
+"""The thread counts numpy, BLAS and OpenMP read: the one list (`thread_environment`; a
+ResearchCodeBench run slot gets its variables from it, not a copy)."""
 
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS_OR_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

@@ -16,14 +16,11 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from labcoat._util.store_keys import DISK_KEY, GPUS_KEY, GRADER_GPUS_KEY, NETWORK_KEY
+
 if TYPE_CHECKING:
     from labcoat.sandbox._sample import BwrapSession
 
-NETWORK_KEY = "labcoat:network"
-DISK_KEY = "labcoat:disk"
-GPUS_KEY = "labcoat:gpus"
-GRADER_GPUS_KEY = "labcoat:grader_gpus"
-"""GPUs a grader step took for itself (PaperBench's reproduction): one record per step."""
 MAX_NETWORK_ENTRIES = 2000
 
 

@@ -24,10 +24,7 @@ from inspect_ai.util import (
 from inspect_ai.util import store as sample_store
 
 from labcoat._util.progress import run_progress
-
-STEPS_KEY = "labcoat:steps"
-BUDGET_KEY = "labcoat:budget"
-"""Sample store: the agent's effective limits at its start (provenance's `limits.agent`)."""
+from labcoat._util.store_keys import AGENT_BUDGET_KEY, STEPS_KEY
 
 
 def _fmt_seconds(seconds: float) -> str:
@@ -113,7 +110,7 @@ class Budget:
         """Put the effective limits in the sample store, for the score's provenance: the
         sample limits record only Inspect's, not the ones the agent applies itself."""
         limits = self.effective()
-        sample_store().set(BUDGET_KEY, limits)
+        sample_store().set(AGENT_BUDGET_KEY, limits)
         return limits
 
     def status(self, progress: dict[str, Any]) -> str:

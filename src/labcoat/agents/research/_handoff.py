@@ -32,11 +32,11 @@ from inspect_ai.model import get_model_info as model_info
 from inspect_ai.tool import Tool
 from inspect_ai.util import store
 
+from labcoat._util.store_keys import HANDOFFS_KEY
 from labcoat.agents.research._model import ModelCalls
 from labcoat.agents.research._prompt import MEMENTO_INSTRUCTIONS
 
 DEFAULT_CONTEXT_WINDOW = 128_000
-HANDOFFS_KEY = "labcoat:handoffs"
 HANDOFF_REQUEST = "Write your handoff note now."
 CARRIED_PREFIX = "[Context handoff "
 NOTE_ATTEMPTS = 4

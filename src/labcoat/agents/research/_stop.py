@@ -29,7 +29,8 @@ from inspect_ai.log import transcript
 from inspect_ai.util import LimitExceededError, sample_limits
 from inspect_ai.util import store as sample_store
 
-STOP_KEY = "labcoat:stopped_by"
+from labcoat._util.store_keys import STOP_KEY
+
 SUBMIT_TOOL = "submit"
 
 

@@ -8,10 +8,11 @@ Symlinks are recorded by their target, not followed.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from labcoat._util.content_hash import file_digest
 
 
 @dataclass(frozen=True)
@@ -22,14 +23,6 @@ class Entry:
 
 
 Manifest = dict[str, Entry]
-
-
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def manifest(root: Path) -> Manifest:
@@ -46,7 +39,7 @@ def manifest(root: Path) -> Manifest:
                 if path.is_symlink():
                     out[rel] = Entry(st.st_size, st.st_mtime, "symlink:" + os.readlink(path))
                 elif path.is_file():
-                    out[rel] = Entry(st.st_size, st.st_mtime, _digest(path))
+                    out[rel] = Entry(st.st_size, st.st_mtime, file_digest(path))
             except OSError:  # vanished or unreadable: not part of the result
                 continue
     return out

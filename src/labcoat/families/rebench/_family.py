@@ -27,6 +27,7 @@ from labcoat.families.rebench._sidecar import SIDECAR, Sidecar, load_sidecar
 from labcoat.families.rebench._standard_package import with_standard_package
 from labcoat.grading import grader_session
 from labcoat.sandbox import (
+    AGENT_HOME,
     Bind,
     ImageSpec,
     PythonEnv,
@@ -36,7 +37,6 @@ from labcoat.sandbox import (
     specifiers,
 )
 
-AGENT_HOME = "/home/agent"
 DEFAULT_OPERATION_TIMEOUT = 3600  # scoring may train a small model; upstream tasks may take long
 # the family's files labcoat reads itself (a Git LFS pointer there is named as such)
 _FAMILY_FILES = (SIDECAR, MANIFEST, BUILD_STEPS, "requirements.txt")

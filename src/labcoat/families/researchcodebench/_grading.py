@@ -61,7 +61,7 @@ from labcoat.families.researchcodebench._papers import Paper
 from labcoat.families.researchcodebench._tests import check_report, script_tests
 from labcoat.grading import grader_session
 from labcoat.grading._audit_guard import GUARD_SOURCE
-from labcoat.sandbox import BwrapSession, Isolation, PythonEnv
+from labcoat.sandbox import BwrapSession, Isolation, PythonEnv, thread_environment
 
 DEFAULT_TIMEOUT = 60  # seconds per test run, upstream's --timeout_seconds
 WALL_FACTOR = 3  # a run's wall-clock limit, in multiples of `timeout`
@@ -330,6 +330,7 @@ class GradingPool:
             "uid": RUN_UID_BASE + slot if _root(session) else None,
             "home": SLOT_HOME.format(slot=slot),
             "threads": self.threads,
+            "thread_env": thread_environment(self.threads),
         }
 
     async def _start_zygote(

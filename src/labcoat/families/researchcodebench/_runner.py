@@ -44,13 +44,6 @@ import time  # noqa: E402
 
 CUT = b"\n[... %d bytes cut by labcoat ...]\n"
 ZYGOTE_FAILED = 70  # exit code of a forked child that could not start the run
-THREAD_VARIABLES = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-)
 CHANNEL_LIMIT = 1 << 20  # bytes read from a run's result channel
 
 
@@ -159,7 +152,8 @@ def _slot_environment(slot):
         "PYTHONDONTWRITEBYTECODE": "1",
         "MPLBACKEND": "Agg",
     }
-    env.update(dict.fromkeys(THREAD_VARIABLES, str(slot["threads"])))
+    # the host's `labcoat.sandbox.thread_environment`: one list of thread-count variables
+    env.update(slot["thread_env"])
     return env
 
 
