@@ -34,12 +34,14 @@ def one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def without_markup(text: str) -> str:
+def without_markup(message: object) -> str:
     """A message written in rich markup (Inspect's PrerequisiteError messages: `[bold]`,
-    `[/bold]`) as plain text; text that is not valid markup stays as it is."""
+    `[/bold]`) as plain text; text that is not valid markup stays as it is, and a rich
+    renderable instead of text (Inspect allows one) is said as its str()."""
     from rich.errors import MarkupError
     from rich.text import Text
 
+    text = message if isinstance(message, str) else str(message)
     try:
         return Text.from_markup(text).plain
     except MarkupError:

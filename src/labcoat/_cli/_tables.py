@@ -221,8 +221,8 @@ def print_verdicts(verdicts: list[Verdict]) -> None:
                 "every task graded" if set(tasks) == noted and len(noted) > 1 else ", ".join(tasks)
             )
             console.print(f"  - {escape(note)} {escape(f'[{where}]')}", soft_wrap=True)
-    weak = [(v.entry.id, v.noop.weak_tests) for v in verdicts if v.noop and v.noop.weak_tests]
-    if weak:
+    weak_tests = [(v.entry.id, v.noop.weak_tests) for v in verdicts if v.noop and v.noop.weak_tests]
+    if weak_tests:
         console.print("weak tests (pass with nothing done):")
-        for task, samples in weak:
+        for task, samples in weak_tests:
             console.print(f"  - {escape(task)}: {escape(', '.join(samples))}", soft_wrap=True)

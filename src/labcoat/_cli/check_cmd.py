@@ -9,7 +9,7 @@ import sys
 import anyio
 import click
 
-from labcoat._cli._options import secrets_option, selection_options, with_secrets
+from labcoat._cli._options import run_choices, secrets_option, selection_options, with_secrets
 from labcoat._run._check import (
     DOCKER_GUARANTEES,
     check_entries,
@@ -17,6 +17,7 @@ from labcoat._run._check import (
     docker_engine_problem,
 )
 from labcoat._run._tasks import selected_entries
+from labcoat._util.run_choices import using
 from labcoat.families import TaskEntry
 from labcoat.families._entry import OWN_SYSTEM, SYSTEM
 from labcoat.families._sandbox import SANDBOX_KINDS
@@ -57,6 +58,8 @@ def command(
     sandbox: str,
     secrets_file: str | None,
     as_json: bool,
+    task_python: str | None = None,
+    any_gpu_model: bool = False,
 ) -> None:
     """Say what every sandbox gets on this machine and, for every task of TARGET, what
     would fail: unbuildable requirements or images, Git LFS pointers instead of files,
@@ -71,7 +74,10 @@ def command(
     checked = None
     if target is not None:
         # --no-build: no task image is built to learn a family's tasks either
-        with without_image_builds() if no_build else contextlib.nullcontext():
+        with (
+            using(run_choices(task_python, any_gpu_model)),  # builds see --python
+            without_image_builds() if no_build else contextlib.nullcontext(),
+        ):
             entries = selected_entries(target, list(task_ids), family)
             checked = anyio.run(check_entries, entries, not no_build)
     problems = checked.problems if checked else []

@@ -63,7 +63,14 @@ SECTIONS = (
     ("Budget of the whole run", ("budget_usd", "budget_tokens", "budget_gpu_hours")),
     (
         "Tasks",
-        ("task_arg", "secrets_file", "python", "any_gpu_model", "idea_hint", "search_provider"),
+        (
+            "task_arg",
+            "secrets_file",
+            "task_python",
+            "any_gpu_model",
+            "idea_hint",
+            "search_provider",
+        ),
     ),
     (
         "Running and output",

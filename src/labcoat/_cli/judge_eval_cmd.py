@@ -96,12 +96,13 @@ def command(
                 f"the check judge needs each paper's labcoat.yaml of checks; none for: "
                 f"{', '.join(unchecked)}"
             )
-    options: dict[str, Any] = {
+    by_judge: dict[str, dict[str, Any]] = {
         "dummy": {"score": score},
         # one stream over every case, in order, as upstream's process-wide generator
         "random": {"seed": seed, "rng": random.Random(seed)},
         "llm": {"model": model, **({"cache": MemoryCache()} if no_cache else {})},
-    }.get(judge_name, {})
+    }
+    options = by_judge.get(judge_name, {})
     report = run_sync(_evaluate, judge_name, options, data.cases, code_dev)
     report = replace(report, notes=data.notes)
     if as_json:

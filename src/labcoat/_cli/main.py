@@ -55,7 +55,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
-        return importlib.import_module(COMMANDS[name][0]).command  # type: ignore[no-any-return]
+        return importlib.import_module(COMMANDS[name][0]).command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         fail("interrupted", signals.exit_code())
     except click.ClickException as ex:
-        where = f" (see `{ex.ctx.command_path} --help`)" if getattr(ex, "ctx", None) else ""
+        # UsageError and its kind carry the command they were raised in; others do not
+        ctx = getattr(ex, "ctx", None)
+        where = f" (see `{ctx.command_path} --help`)" if ctx else ""
         code = EXIT_USAGE if isinstance(ex, click.UsageError) else ex.exit_code
         fail(f"error: {ex.format_message()}{where}", code)
     except Interrupted as ex:

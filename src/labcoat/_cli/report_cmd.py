@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from labcoat._cli._options import POSITIVE
 from labcoat._util.remote import credentials_named
@@ -77,7 +85,8 @@ def command(
     from labcoat.report import write_report  # pandas loads only for this command
 
     start = time.monotonic()
-    kwargs = dict(
+    report = functools.partial(
+        write_report,
         humans=humans,
         view_url=view_url,
         human_hourly_usd=human_hourly_usd,
@@ -92,17 +101,17 @@ def command(
             TimeElapsedColumn(),
         )
         with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-            tasks: dict[str, object] = {}
+            tasks: dict[str, TaskID] = {}
 
             def show(stage: str, done: int, total: int) -> None:
                 if stage not in tasks:
                     tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=total)
-                bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+                bar.update(tasks[stage], completed=done, total=total)
 
             with credentials_named(log_dirs):
-                path = write_report(list(log_dirs), output, progress=show, **kwargs)
+                path = report(list(log_dirs), output, progress=show)
     else:
         with credentials_named(log_dirs):
-            path = write_report(list(log_dirs), output, progress=_PlainProgress(), **kwargs)
+            path = report(list(log_dirs), output, progress=_PlainProgress())
     size = path.stat().st_size / 1024
     click.echo(f"report: {path} ({size:,.0f} KiB, {time.monotonic() - start:.1f} s)")

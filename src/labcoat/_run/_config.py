@@ -22,10 +22,8 @@ from typing import Any
 from labcoat._run._budget import CampaignBudget
 from labcoat._run._ledger import ledger_path
 from labcoat._run._logdir import is_remote
+from labcoat._util.inspect_names import NO_MODEL
 from labcoat._util.run_choices import RunChoices
-
-NO_MODEL = "none/none"
-"""Inspect's model when the agents call none (oracle, noop)."""
 
 
 @dataclass(frozen=True)

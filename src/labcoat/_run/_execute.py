@@ -13,7 +13,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from labcoat._errors import Interrupted, LabcoatError
 from labcoat._run._budget_bank import Account, LocalBank
 from labcoat._run._budget_guard import guarding
-from labcoat._run._config import NO_MODEL, RunConfig, inspect_eval_args
+from labcoat._run._config import RunConfig, inspect_eval_args
 from labcoat._run._costs import load_prices, register_prices, require_price
 from labcoat._run._inspected import inspected_results
 from labcoat._run._interrupts import guarded
@@ -23,6 +23,7 @@ from labcoat._run._results import TaskResult, only_not_run
 from labcoat._run._resume import resume_line
 from labcoat._run._tasks import build_tasks
 from labcoat._unavailable import reason_of
+from labcoat._util.inspect_names import NO_MODEL
 from labcoat._util.run_choices import using
 from labcoat.agents import WITHOUT_MODEL
 from labcoat.families import TaskEntry

@@ -242,10 +242,10 @@ def only_not_run(log: EvalLog) -> bool:
     if log.status != "error":
         return False
     full = read_eval_log(log.location) if log.samples is None else log
-    errors = [s for s in full.samples or [] if s.error is not None]
-    return bool(errors) and all(
-        is_not_started(s.error.message) or _unavailable.reason_of(s.error.message) is not None
-        for s in errors
+    messages = [s.error.message for s in full.samples or [] if s.error is not None]
+    return bool(messages) and all(
+        is_not_started(message) or _unavailable.reason_of(message) is not None
+        for message in messages
     )
 
 
@@ -306,8 +306,9 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
                 result.raw.append(float(raw))
             # a scored run without a normalized value (no scale) is listed, not counted
             known = isinstance(normalized, int | float)
-            result.normalized.append(float(normalized) if known else math.nan)
-            result.weights.append(float(score.value.get(WEIGHT, 1.0)))
+            result.normalized.append(float(normalized) if known else math.nan)  # type: ignore[arg-type]
+            weight = score.value.get(WEIGHT)
+            result.weights.append(float(weight) if weight is not None else 1.0)
             result._value_runs.append(run)
     grouped: dict[str, list[TaskResult]] = defaultdict(list)
     for result in results.values():

@@ -33,7 +33,7 @@ class _Loader(yaml.SafeLoader):
                         problem_mark=key_node.start_mark,
                     )
                 seen[key] = key_node
-        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
+        return super().construct_mapping(node, deep=deep)
 
 
 def parse_yaml(text: str, path: Path) -> Any:

@@ -27,6 +27,7 @@ from labcoat.analysis._card import ResultsCard, results_card
 from labcoat.analysis._compare import paired_differences, paired_task_differences
 from labcoat.analysis._curves import (
     AXES,
+    Axis,
     Curve,
     curve_points,
     family_curve,
@@ -71,6 +72,7 @@ __all__ = [
     "BOOTSTRAP_SEED",
     "DEFAULT_VIEW_URL",
     "TOLERANCE",
+    "Axis",
     "ClusteredMean",
     "Curve",
     "ErrorsAs",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from labcoat._unavailable import LABEL
+from labcoat._util.inspect_names import NO_MODEL
 from labcoat.analysis._data import RunData
-from labcoat.analysis._family import NO_MODEL
 from labcoat.analysis._mixes import Mix, counts, given, mixed_provenance, plural, runs_text
 
 

@@ -213,9 +213,9 @@ def read_runs(
         roots.append(root)
         files += found
         for folder in regrade_folders(src):
-            _, regrades = log_files(folder)
-            files += [(loc, f"../{folder.name}/{rel}", size) for loc, rel, size in regrades]
-            beside.update(loc for loc, _, _ in regrades)
+            _, regrade_files = log_files(folder)
+            files += [(loc, f"../{folder.name}/{rel}", size) for loc, rel, size in regrade_files]
+            beside.update(loc for loc, _, _ in regrade_files)
     originals = {_local(loc) for loc, _, _ in files if loc not in beside}
     headers: list[tuple[EvalLog, LogContext, Row, int | None]] = []
     for done, (location, name, size) in enumerate(files, 1):

@@ -38,9 +38,16 @@ class TaskInputError(LabcoatError, PrerequisiteError):
         self.message = message
 
 
-@functools.cache
+# one subclass per error class (a cache keyed by class: typeshed calls a class unhashable)
+_PREREQUISITE_CLASSES: dict[type[LabcoatError], type[LabcoatError]] = {}
+
+
 def _with_prerequisite(cls: type[LabcoatError]) -> type[LabcoatError]:
-    return type(cls.__name__, (cls, PrerequisiteError), {"__module__": cls.__module__})
+    if cls not in _PREREQUISITE_CLASSES:
+        _PREREQUISITE_CLASSES[cls] = type(
+            cls.__name__, (cls, PrerequisiteError), {"__module__": cls.__module__}
+        )
+    return _PREREQUISITE_CLASSES[cls]
 
 
 def visible_to_inspect(ex: LabcoatError) -> LabcoatError:

@@ -47,4 +47,3 @@ def agent_budget() -> dict[str, Any] | None:
 
     budget = store().get(AGENT_BUDGET_KEY)
     return dict(budget) if isinstance(budget, dict) else None
-

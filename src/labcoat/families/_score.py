@@ -32,7 +32,7 @@ def research_score(
     *,
     explanation: str | None = None,
     metadata: dict[str, Any] | None = None,
-    **extra_values: float,
+    **extra_values: float | None,
 ) -> Score:
     value: dict[str, Any] = {RAW: raw, NORMALIZED: normalized, **extra_values}
     metadata = dict(metadata or {})

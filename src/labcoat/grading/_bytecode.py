@@ -14,6 +14,7 @@ flag: a grader may then have run bytecode that the kept workspace does not hold.
 
 from __future__ import annotations
 
+import math
 import shlex
 from typing import Any
 
@@ -56,7 +57,7 @@ async def remove_bytecode(path: str, timeout: float = TIMEOUT_S) -> dict[str, An
     user = "root" if session is None or "root" in session.users else None
     try:
         result = await sandbox().exec(
-            ["sh", "-c", SCRIPT, "sh", path], user=user, timeout=max(1.0, timeout)
+            ["sh", "-c", SCRIPT, "sh", path], user=user, timeout=max(1, math.ceil(timeout))
         )
     except TimeoutError:
         return {"removed": None, "error": f"timed out after {timeout:.0f} s"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 
@@ -64,7 +64,7 @@ async def grader_session(
     cpus: float | None = None,
     workdir: str = "/root",
     network: bool = False,
-    blocklist: dict[str, tuple[str, ...]] | None = None,
+    blocklist: Mapping[str, Sequence[str]] | None = None,
     gpus: int = 0,
     image: ImageSpec | None = None,
     binds: tuple[Bind, ...] = (),

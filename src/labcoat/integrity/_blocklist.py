@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ class Blocklist(BaseModel):
         return bool(self.urls or self.patterns)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> Blocklist:
+    def from_json(cls, data: Mapping[str, Any] | None) -> Blocklist:
         return cls.model_validate(data or {})
 
     def to_json(self) -> dict[str, list[str]]:

@@ -228,7 +228,9 @@ def _blocked_urls(view: RunView) -> list[Finding]:
     findings = []
     blocklist = view.blocklist
     if blocklist:
-        asked, said, shown = [], [], []
+        asked: list[str] = []
+        said: list[str] = []
+        shown: list[str] = []
         for action in view.actions:
             for url in extract_urls(action.text):
                 rule = blocklist.rule_for(url)

@@ -30,7 +30,8 @@ class Candidate:
     log: str
     family: str
     task_args: dict[str, Any]
-    model_roles: dict[str, str]
+    model_roles: dict[str, str | list[str]]
+    """Each role's model, or models (Inspect lets a role name a list)."""
     sample_id: str
     epoch: int
     uuid: str
@@ -131,7 +132,10 @@ def find_samples(log_dir: Path) -> Found:
         found.logs += 1
         path = Path(location.removeprefix("file://"))
         family = _family(header)
-        roles = {role: cfg.model for role, cfg in (header.eval.model_roles or {}).items()}
+        roles = {
+            role: [c.model for c in cfg] if isinstance(cfg, list) else cfg.model
+            for role, cfg in (header.eval.model_roles or {}).items()
+        }
         for sample in read_eval_log(location, exclude_fields={"messages"}).samples or []:
             if sample.uuid in seen:
                 continue

@@ -9,7 +9,7 @@ import pandas as pd
 from labcoat import analysis as an
 from labcoat.report._card import mix_warning
 from labcoat.report._context import Context, family_order, family_title
-from labcoat.report._html import interval, number, table
+from labcoat.report._html import Cell, interval, number, table
 
 NOTE = (
     "<p class='note'>Each pair of models (or agents) of a family, compared on the tasks "
@@ -43,7 +43,7 @@ def model_comparison(ctx: Context) -> str:
     pairs = pairs.assign(_order=pairs["family"].map(family_order)).sort_values(
         "_order", kind="stable"
     )
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("family", lambda r: escape(family_title(r["family"]))),
         ("A", lambda r: escape(str(r["a"]))),
         ("B", lambda r: escape(str(r["b"]))),

@@ -85,7 +85,7 @@ def number(value: Any, digits: int = 3) -> str:
     if isinstance(value, numbers.Integral):
         return f"{int(value):,}"
     if isinstance(value, numbers.Real):
-        return f"{value:.{digits}f}" if abs(value) < 1e5 else f"{value:,.0f}"
+        return f"{value:.{digits}f}" if abs(float(value)) < 1e5 else f"{value:,.0f}"
     return escape(str(value))
 
 

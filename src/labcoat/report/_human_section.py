@@ -8,11 +8,12 @@ from html import escape
 import numpy as np
 import pandas as pd
 
+from labcoat.analysis import Axis
 from labcoat.analysis._human import HUMAN
 from labcoat.families._score import ERROR_SCORE
 from labcoat.report import _plots as plots
 from labcoat.report._context import Context
-from labcoat.report._html import figure, hours, money, number, table
+from labcoat.report._html import Cell, figure, hours, money, number, table
 from labcoat.report._plot_sections import BEST_OF_K, CurveTables
 
 WHERE = {True: "imported (CSV)", False: "labcoat sandbox"}
@@ -48,7 +49,7 @@ def humans_and_agents(ctx: Context, curves: CurveTables) -> str:
     if not tasks:
         return ""
     summary = _per_label(runs[runs["task_id"].isin(tasks)])
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("task", lambda r: escape(str(r["task_id"]))),
         ("who", lambda r: escape(f"{r['label']} ({r['who']})")),
         ("where", lambda r: escape(r["where"])),
@@ -66,7 +67,7 @@ def humans_and_agents(ctx: Context, curves: CurveTables) -> str:
         left_out = f" Not drawn, with a single run: {escape(', '.join(short))}." if short else ""
         if svg:
             figs.append(figure(svg, BEST_OF_K + " Humans: black, dashed." + left_out))
-        axis = "working_seconds"
+        axis: Axis = "working_seconds"
         svg = plots.score_over(curves.points[axis], curves.means[axis], task, axis, ctx.colors)
         if svg:
             figs.append(figure(svg, "Score credited by working time (a person's pauses left out)."))

@@ -127,7 +127,8 @@ def _task_figures(ctx: Context, family: str, task_id: str, t: CurveTables) -> st
     def mine(df: pd.DataFrame) -> pd.DataFrame:
         return df[(df["family"] == family) & (df["task_id"] == task_id)]
 
-    figs, more = [], []
+    figs: list[str] = []
+    more: list[str] = []
     for axis in an.AXES:
         svg = plots.score_over(mine(t.points[axis]), mine(t.means[axis]), task_id, axis, ctx.colors)
         if svg:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from labcoat.analysis import AXES
+from labcoat.analysis import AXES, Axis
 from labcoat.analysis._human import HUMAN
 from labcoat.report._svg import HUMAN_COLOR, LABEL_PALETTE, Series, bar_chart, line_chart
 
@@ -63,7 +63,7 @@ def human_labels(runs: pd.DataFrame) -> set[str]:
     return set(runs.loc[runs["agent"] == HUMAN, "label"])
 
 
-def axis_scale(axis: str, top: float) -> tuple[float, str]:
+def axis_scale(axis: Axis, top: float) -> tuple[float, str]:
     """(divisor, axis title) that keeps tick labels readable."""
     if axis in ("elapsed_seconds", "working_seconds"):
         kind = "wall-clock" if axis == "elapsed_seconds" else "working"
@@ -76,7 +76,7 @@ def axis_scale(axis: str, top: float) -> tuple[float, str]:
 
 
 def score_over(
-    points: pd.DataFrame, means: pd.DataFrame, task_id: str, axis: str, colors: Colors
+    points: pd.DataFrame, means: pd.DataFrame, task_id: str, axis: Axis, colors: Colors
 ) -> str | None:
     """Each run's credited score (thin steps) and the mean over runs (bold, ± SE band)."""
     mine = points[points["task_id"] == task_id]

@@ -7,7 +7,7 @@ from html import escape
 
 from labcoat import analysis as an
 from labcoat.report._context import Context
-from labcoat.report._html import number, table
+from labcoat.report._html import Cell, number, table
 
 
 def regrades(ctx: Context) -> str:
@@ -16,7 +16,7 @@ def regrades(ctx: Context) -> str:
         return ""
     moved = (changes["new"].fillna(-1e9) - changes["old"].fillna(-1e9)).abs() > an.TOLERANCE
     changes = changes.assign(changed=moved).sort_values(["changed", "task_id"], ascending=False)
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("task", lambda r: escape(str(r["task_id"]))),
         ("sample", lambda r: escape(str(r["sample_id"]))),
         ("epoch", "epoch"),

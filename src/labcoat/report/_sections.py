@@ -22,6 +22,7 @@ from labcoat.report._context import (
     run_links,
 )
 from labcoat.report._html import (
+    Cell,
     count,
     figure,
     headline,
@@ -53,7 +54,7 @@ def leaderboard(ctx: Context) -> str:
     board = board.assign(_order=board["family"].map(family_order)).sort_values(
         ["_order", "mean"], ascending=[True, False]
     )
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("family", lambda r: escape(family_title(r["family"]))),
         ("model / agent", lambda r: link(f"#{anchor('family', r['family'])}", str(r["label"]))),
         (
@@ -142,7 +143,7 @@ def _family_runs(ctx: Context, family: str) -> pd.DataFrame:
 
 def task_table(ctx: Context, family: str) -> str:
     rows = ctx.summary[ctx.summary["family"] == family]
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("task", lambda r: escape(str(r["task_id"]))),
         ("model / agent", lambda r: escape(str(r["label"]))),
         ("runs", "runs"),
@@ -173,7 +174,7 @@ def reliability(ctx: Context, family: str) -> str:
     rel = rel[rel["family"] == family]
     if rel.empty:
         return ""
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("task", "task_id"),
         ("model / agent", "label"),
         ("runs", "runs"),
@@ -200,7 +201,7 @@ def costs(ctx: Context, human_hourly: float | None) -> str:
     cost = an.cost_comparison(ctx.data, human_hourly)
     if cost.empty or (cost["mean_cost"].isna().all() and cost["mean_hours"].isna().all()):
         return ""
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("family", lambda r: escape(family_title(r["family"]))),
         ("task", "task_id"),
         ("model / agent", "label"),
@@ -234,7 +235,7 @@ def runs_table(ctx: Context) -> str:
             runs.to_dict("records") + waiting.to_dict("records"), columns=runs.columns
         )
     runs = runs.sort_values(["family", "task_id", "label", "epoch"], key=_sort_key)
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("family", lambda r: escape(family_title(r["family"]))),
         ("task", "task_id"),
         ("model / agent", "label"),
@@ -316,7 +317,7 @@ def integrity(ctx: Context) -> str:
         what = "by <code>labcoat inspect</code> or a grader" if inspected else "by a grader"
         body = f"<p>No run was flagged {what}.</p>"
     else:
-        columns = [
+        columns: list[tuple[str, Cell | str]] = [
             ("family", lambda r: escape(family_title(r["family"]))),
             ("task", "task_id"),
             ("model / agent", "label"),
@@ -370,7 +371,7 @@ def _sort_key(col: pd.Series) -> pd.Series:
 
 
 def logs_table(ctx: Context) -> str:
-    columns = [
+    columns: list[tuple[str, Cell | str]] = [
         ("log", "name"),
         ("status", "status"),
         ("family", "family"),

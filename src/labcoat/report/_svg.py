@@ -234,7 +234,7 @@ def line_chart(
 
 def bar_chart(
     categories: list[str],
-    groups: list[tuple[str, list[float], list[float] | None]],
+    groups: Sequence[tuple[str, Sequence[float], Sequence[float] | None]],
     *,
     y_label: str,
     title: str = "",

@@ -343,9 +343,9 @@ def _gpu_mounts(
             args += trees.bind(str(path), place) if trees else ["--ro-bind", str(path), place]
     else:
         args += _host_folders([*driver_library_dirs(), *driver_tool_dirs()], trees)
-    for path in ("/sys/bus/pci", "/sys/devices"):
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
+    for bus in ("/sys/bus/pci", "/sys/devices"):
+        if os.path.exists(bus):
+            args += ["--ro-bind", bus, bus]
     return args
 
 

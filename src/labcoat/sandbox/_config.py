@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -42,7 +43,7 @@ class BwrapConfig(BaseModel, frozen=True):
     """With network: `proxy` (HTTP(S) through labcoat's recording, filtering proxy; the
     host's own addresses unreachable) or `host` (the host's network as is)."""
 
-    blocklist: dict[str, tuple[str, ...]] | None = None
+    blocklist: Mapping[str, Sequence[str]] | None = None
     """`{"urls": [...], "patterns": [...]}` refused by the proxy (see integrity.Blocklist)."""
     memory_mb: int | None = Field(default=4096, gt=0)
     cpus: float | None = Field(default=None, gt=0)

@@ -89,7 +89,8 @@ def _resolve(host: str) -> set[Address]:
         return {ipaddress.ip_address(ip)}
     with contextlib.suppress(OSError, UnicodeError):
         return {
-            ipaddress.ip_address(info[4][0].split("%", 1)[0])
+            # an IP family's address is text; str() only tells the type checker so
+            ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
             for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
         }
     return set()

@@ -344,7 +344,7 @@ def existing_cgroup(name: str) -> Cgroup | None:
     that died without cleaning up leaves it)."""
     v2 = _own_cgroup_path(None)
     if v2 is not None and (CGROUP_ROOT / "cgroup.controllers").exists():
-        d = _v2_parent(v2) / name
-        return Cgroup("v2", [d]) if d.is_dir() else None
+        folder = _v2_parent(v2) / name
+        return Cgroup("v2", [folder]) if folder.is_dir() else None
     dirs = [d for c in ("memory", "pids", "cpu") if (d := _v1_dir(c, name)) and d.is_dir()]
     return Cgroup("v1", dirs) if dirs else None

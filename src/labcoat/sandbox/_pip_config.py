@@ -57,8 +57,8 @@ def _read_config(variables: tuple[tuple[str, str], ...]) -> PipConfig:
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
             settings[match["key"]] = value  # later (more specific) sources win
-    variables = {f"PIP_{key.upper().replace('-', '_')}": v for key, v in settings.items()}
-    return PipConfig(variables, tuple(_local_paths(settings.values())))
+    as_variables = {f"PIP_{key.upper().replace('-', '_')}": v for key, v in settings.items()}
+    return PipConfig(as_variables, tuple(_local_paths(settings.values())))
 
 
 def _local_paths(values: object) -> list[Path]:

@@ -187,11 +187,13 @@ def _pump(
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     pidfd = os.pidfd_open(proc.pid)
-    sinks = {proc.stdout: out, proc.stderr: err}
+    # op_exec starts every command with stdout and stderr on pipes
+    assert proc.stdout is not None and proc.stderr is not None
     pending = memoryview(stdin_data or b"")
     with selectors.DefaultSelector() as selector:
-        for stream in sinks:
-            selector.register(stream, selectors.EVENT_READ)
+        # each stream's key carries the buffer its output goes to
+        for pipe, sink in ((proc.stdout, out), (proc.stderr, err)):
+            selector.register(pipe, selectors.EVENT_READ, sink)
         if proc.stdin is not None:
             selector.register(proc.stdin, selectors.EVENT_WRITE)
         selector.register(pidfd, selectors.EVENT_READ)
@@ -218,9 +220,9 @@ def _pump(
                             selector.unregister(proc.stdin)
                             proc.stdin.close()
                     else:
-                        chunk = os.read(key.fileobj.fileno(), 1 << 16)
+                        chunk = os.read(key.fd, 1 << 16)
                         if chunk:
-                            sinks[key.fileobj].feed(chunk)
+                            key.data.feed(chunk)
                         else:
                             selector.unregister(key.fileobj)
             return True
@@ -246,7 +248,7 @@ class Server:
             "USER": identity["name"],
             "LOGNAME": identity["name"],
         }
-        self.owner: tuple[int, int] = tuple(config["owner"])  # type: ignore[assignment]
+        self.owner: tuple[int, int] = tuple(config["owner"])
         self.output_limit: int = config["output_limit"]
         self.running: dict[str, subprocess.Popen[bytes]] = {}
         self.cancelled: set[str] = set()

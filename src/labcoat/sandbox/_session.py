@@ -123,13 +123,14 @@ class SandboxSession(SessionRequests):
         try:
             # shielded: a mount made by a thread we stopped waiting for would outlive us
             with anyio.CancelScope(shield=True):
-                session.disk = await anyio.to_thread.run_sync(
+                disk = await anyio.to_thread.run_sync(
                     create_disk,
                     dirs.root,
                     config.disk_mb,
                     session.privileged,  # users apart from the caller: FUSE's allow_other
                     config.disk_fuse,
                 )
+            session.disk = disk
             if proxied_network(config):  # first: prepare_dirs gives its socket to root
                 session._proxy = FilteringProxy(
                     dirs.proxy_socket,
@@ -140,7 +141,7 @@ class SandboxSession(SessionRequests):
             profile = login_environment(config, session.python, session.env_dir, gpus)
             write_login_profile(dirs, profile)
             await session.start()
-            session.disk.watch(session._stop_commands)
+            disk.watch(session._stop_commands)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await session.close()

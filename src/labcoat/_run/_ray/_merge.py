@@ -128,10 +128,10 @@ def read_shard(job: SampleJob) -> ShardState:
             header = read_eval_log(location, header_only=True)
         except Exception:  # an attempt killed while writing: counts as lost
             continue
-        attempt_id = ((header.eval.metadata or {}).get(RAY_METADATA) or {}).get("attempt")
-        attempt = markers.get(attempt_id) if attempt_id else None
+        logged_id = ((header.eval.metadata or {}).get(RAY_METADATA) or {}).get("attempt")
+        attempt = markers.get(logged_id) if logged_id else None
         if attempt is None:
-            attempt = markers.setdefault(str(attempt_id or location), Attempt({}))
+            attempt = markers.setdefault(str(logged_id or location), Attempt({}))
         attempt.log, attempt.header = location, header
     state.attempts = sorted(markers.values(), key=lambda a: a.marker.get("started", ""))
     return state

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.console import Group as Renderables  # not the plan's Group
 from rich.live import Live
 from rich.table import Table
@@ -184,7 +184,7 @@ class Progress:
             f"{m}: {s['in_use']}/{s['limit']} (waiting {s['waiting']})"
             for m, s in sorted(self._slots.items())
         )
-        lines = [table, f"running on: {nodes or '-'}"]
+        lines: list[RenderableType] = [table, f"running on: {nodes or '-'}"]
         if slots:
             lines.append(f"model slots: {slots}")
         if self._budget:

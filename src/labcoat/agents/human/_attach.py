@@ -72,7 +72,7 @@ def attach(session: LiveSession, stdin: int = 0, stdout: int = 1) -> str:
 
 
 def _relay(conn: socket.socket, stdin: int, stdout: int, resized: list[bool]) -> str:
-    watching = [conn, stdin]
+    watching: list[socket.socket | int] = [conn, stdin]
     while True:
         if resized[0]:
             resized[0] = False

@@ -31,6 +31,7 @@ from inspect_ai.model import (
 from inspect_ai.model import get_model_info as model_info
 from inspect_ai.tool import Tool
 from inspect_ai.util import store
+from pydantic import JsonValue
 
 from labcoat._util.store_keys import HANDOFFS_KEY
 from labcoat.agents.research._model import ModelCalls
@@ -145,7 +146,7 @@ class ContextHandoff:
             content=f"{CARRIED_PREFIX}{self.count}] Your earlier context was replaced by "
             f"this note you wrote:\n\n{note}"
         )
-        record = {
+        record: dict[str, JsonValue] = {
             "handoff": self.count,
             "trigger": trigger,
             "messages_dropped": len(self.dropped),

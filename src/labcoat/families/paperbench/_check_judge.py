@@ -272,8 +272,9 @@ class CheckJudge(GroupJudge):
         blocked = context.executed_blocked
         # results that ignore the seed are a fabrication's mark; results a submission never
         # wrote only fail their checks (the noop writes none)
-        suspect = blocked is not None and blocked.valid and blocked.suspect
-        return [f"results not computed: {blocked.detail}"] if suspect else []
+        if blocked is not None and blocked.valid and blocked.suspect:
+            return [f"results not computed: {blocked.detail}"]
+        return []
 
     async def grade_group(self, inp: JudgeInput, context: Any, group: LeafGroup) -> GroupResult:
         ctx: CheckContext = context

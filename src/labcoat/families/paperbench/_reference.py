@@ -173,8 +173,8 @@ def compare_results(got: Any, expected: Any, tol: Tolerance, where: str = "resul
     `expected` is the reference's; `got` is whatever the submission's run printed."""
     if isinstance(expected, dict):
         if not isinstance(got, dict) or set(got) != set(expected):
-            have = sorted(got) if isinstance(got, dict) else type(got).__name__
-            return f"{where}: keys {have}, expected {sorted(expected)}"
+            got_keys = sorted(got) if isinstance(got, dict) else type(got).__name__
+            return f"{where}: keys {got_keys}, expected {sorted(expected)}"
         for key in expected:
             why = compare_results(got[key], expected[key], tol, f"{where}[{key!r}]")
             if why:
@@ -200,9 +200,9 @@ def compare_results(got: Any, expected: Any, tol: Tolerance, where: str = "resul
     close = np.isclose(have, want, rtol=tol.rtol, atol=tol.atol, equal_nan=False)
     if bool(np.all(close)):
         return None
-    i = tuple(int(j) for j in np.argwhere(~close)[0])
-    at = f"{where}{list(i) if i else ''}"
-    return f"{at} = {_num(have[i])}, the reference gives {_num(want[i])}"
+    first = tuple(int(j) for j in np.argwhere(~close)[0])
+    at = f"{where}{list(first) if first else ''}"
+    return f"{at} = {_num(have[first])}, the reference gives {_num(want[first])}"
 
 
 def _num(x: Any) -> str:

@@ -141,7 +141,7 @@ def _check_scorable(node: RubricNode, file: str) -> None:
     if node.sub_tasks and not any(child.weight for child in node.sub_tasks):
         raise TaskDataError(
             file,
-            node_field(node.origin, "sub_tasks"),
+            node_field(node.origin or (), "sub_tasks"),
             "every sub-task has weight 0, so this node can never score",
         )
     for child in node.sub_tasks:

@@ -19,6 +19,7 @@ from inspect_ai.log import transcript
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
+from pydantic import JsonValue
 
 import labcoat.grading as grading
 from labcoat._errors import LabcoatError
@@ -231,10 +232,12 @@ def paperbench_scorer():
                 # drawn only now, after both runs: reproduce.sh never sees which seeds the
                 # recompute checks will pick
                 check_seed = draw_check_seed()
-                transcript().info(
-                    {"rerun": {"env": env, "check_seed": check_seed, **rerun_record.to_json()}},
-                    source="labcoat.paperbench",
-                )
+                rerun_info: dict[str, JsonValue] = {
+                    "env": dict(env),
+                    "check_seed": check_seed,
+                    **rerun_record.to_json(),
+                }
+                transcript().info({"rerun": rerun_info}, source="labcoat.paperbench")
                 rerun = Rerun(LocalFiles(rerun_dir), rerun_record.reproduction(), env, check_seed)
             judge = await stack.enter_async_context(
                 judge_for(spec, submission, executed, rerun_dir)

@@ -188,7 +188,7 @@ def family_image(
         label = f"{BUILD_STEPS}[{i}] ({step.type})"
         if isinstance(step, FileStep):
             source = f"{BUILD_CONTEXT}/{step.source}"
-            argv = ("python3", "-c", _COPY, source, step.destination)
+            argv: tuple[str, ...] = ("python3", "-c", _COPY, source, step.destination)
         else:
             argv = ("bash", "-c", _SHELL.format(commands="\n".join(step.commands)))
         image_steps.append(ImageStep(label=label, argv=argv))

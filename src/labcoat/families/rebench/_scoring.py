@@ -28,6 +28,7 @@ from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.tool import Tool, tool
 from inspect_ai.util import store
+from pydantic import JsonValue
 
 from labcoat._errors import LabcoatError
 from labcoat._util.progress import run_progress
@@ -147,7 +148,7 @@ def _exit_reason(failed: OperationFailed) -> str:
 def scoring_exited(sample: SampleTask, function: str, failed: OperationFailed) -> ScoringExited:
     """The sample's error for final scoring that exited non-zero; its full output goes to
     the store and the transcript."""
-    record = {
+    record: dict[str, JsonValue] = {
         "function": function,
         "exit_code": failed.exit_code,
         "stdout": _kept(failed.stdout),

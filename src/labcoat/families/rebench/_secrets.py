@@ -142,18 +142,19 @@ def declared_secrets(module: Path) -> list[str]:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "TaskFamily":
             for item in node.body:
-                target = None
+                target: ast.expr | None = None
+                assigned: ast.expr | None = None
                 if isinstance(item, ast.Assign) and len(item.targets) == 1:
-                    target = item.targets[0]
+                    target, assigned = item.targets[0], item.value
                 elif isinstance(item, ast.AnnAssign):
-                    target = item.target
+                    target, assigned = item.target, item.value
                 if (
                     isinstance(target, ast.Name)
                     and target.id == "required_environment_variables"
-                    and item.value is not None
+                    and assigned is not None
                 ):
                     try:
-                        value = ast.literal_eval(item.value)
+                        value = ast.literal_eval(assigned)
                     except ValueError:
                         return []
                     return [str(v) for v in value] if isinstance(value, list | tuple) else []

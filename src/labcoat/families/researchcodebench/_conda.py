@@ -137,13 +137,16 @@ def conda_to_pip(spec: str) -> tuple[str, str | None, str | None]:
     if name == "pip":
         return name, None, None  # pip is the installer
     if CUDA_PACKAGES.match(name):
-        note = f"conda {spec!r}: a CUDA runtime, left out (PyPI's wheels carry their own)"
-        return name, None, note
+        return (
+            name,
+            None,
+            (f"conda {spec!r}: a CUDA runtime, left out (PyPI's wheels carry their own)"),
+        )
     if SYSTEM_PACKAGES.match(name):
         return name, None, f"conda {spec!r}: a conda system package, left out"
     pip_name = PIP_NAMES.get(name, name)
     requirement = pip_name + _pip_specifier(version)
-    note = None
+    note: str | None = None
     if pip_name != name:
         note = f"conda {spec!r} installed as {requirement!r}"
     if build and re.search(r"cuda|cu\d{2,}", build):

@@ -236,7 +236,7 @@ class GradingPool:
         self.preload = preload
         self._limit = anyio.Semaphore(self.max_parallel)
         self._free_slots = list(range(self.max_parallel))
-        self._papers: dict[tuple[Path, tuple[str, ...]], _Paper] = {}
+        self._papers: dict[tuple[Path, PythonEnv], _Paper] = {}
         self._idle_close = idle_close
         self._reaper: asyncio.Task[None] | None = None
         # (paper, reference files, where its block sits) -> the reference's own run
@@ -558,7 +558,7 @@ class GradingPool:
             return
         self._reaper = asyncio.get_running_loop().create_task(self._reap())
 
-    async def _after_use(self, key: tuple[Path, tuple[str, ...]], entry: _Paper) -> None:
+    async def _after_use(self, key: tuple[Path, PythonEnv], entry: _Paper) -> None:
         # idle_close == 0: no background task; close a sandbox as soon as it is unused
         if self._idle_close == 0 and entry.in_flight == 0:
             if self._papers.get(key) is entry:

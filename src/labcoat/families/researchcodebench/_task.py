@@ -161,7 +161,7 @@ def researchcodebench(
         status = statuses[paper.id]
         samples += snippet_samples(
             paper,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             with_paper=with_paper,
             environment=status.env or environments[paper.id],
             timeout=timeout,
@@ -172,7 +172,7 @@ def researchcodebench(
     return Task(
         dataset=MemoryDataset(samples, name=f"{FAMILY}-{Path(target).name}"),
         setup=chain(require_available(), agent_setup()) if mode == "agent" else None,
-        solver=chain(require_available(), _solver(agent, mode)),  # type: ignore[arg-type]
+        solver=chain(require_available(), _solver(agent, mode)),
         scorer=researchcodebench_scorer(),
         metadata={
             "labcoat_family": FAMILY,

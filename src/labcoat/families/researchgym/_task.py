@@ -132,10 +132,11 @@ def _sample(folder: TaskFolder, sandbox_kind: str, idea_hint: bool) -> Sample:
     if short:
         config = without_gpu_needs(config)
     # what the agent may know: settings, metrics and the description's baselines (no SOTA)
+    primary = sidecar.primary_subtasks if sidecar else ()
     public_subtasks = [
         {
             "id": s.id,
-            "primary": s in sidecar.primary_subtasks,
+            "primary": s in primary,
             "metrics": [
                 {
                     "id": m.id,

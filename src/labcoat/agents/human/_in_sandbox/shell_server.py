@@ -232,7 +232,7 @@ def serve(socket_path: str, control_path: str, shell_argv: list[str]) -> None:
     replay = b""
     farewell = b"\r\n[labcoat] the session is over.\r\n"
     while not control.closed:
-        readers = [listener, control.sock] + ([client] if client else [])
+        readers: list[socket.socket | int] = [listener, control.sock, *([client] if client else [])]
         if shell.fd is not None and not paused.active:
             readers.append(shell.fd)
         ready, _, _ = select.select(readers, [], [], 1.0)
