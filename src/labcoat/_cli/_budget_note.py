@@ -3,11 +3,9 @@ the samples the budget did not let start."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from labcoat._run._budget import DIMENSIONS, NOT_STARTED, CampaignBudget, Tally, fmt
+from labcoat._run._budget import DIMENSIONS, NOT_STARTED, CampaignBudget, SpendSummary, Tally, fmt
 from labcoat._run._config import RunConfig
 from labcoat._run._ledger import Ledger
 from labcoat._run._results import TaskResult
@@ -15,7 +13,7 @@ from labcoat._run._results import TaskResult
 
 def budget_summary(
     ledger: str | None, budget: CampaignBudget, launch: str = ""
-) -> dict[str, Any] | None:
+) -> SpendSummary | None:
     """The ledger's figures against `budget` (None: no ledger)."""
     if ledger is None:
         return None
@@ -26,21 +24,20 @@ def _figures(spent: dict[str, float], shown: list[str]) -> str:
     return ", ".join(fmt(d, spent.get(d, 0.0)) for d in shown)
 
 
-def budget_lines(summary: dict[str, Any], results: list[TaskResult]) -> list[str]:
-    budget = CampaignBudget(**summary["budget"])
-    limits = budget.limits()
+def budget_lines(summary: SpendSummary, results: list[TaskResult]) -> list[str]:
+    limits = summary.budget.limits()
     shown = [d for d in DIMENSIONS if d in limits] or ["usd"]
-    spent = summary["spent"]
+    spent = summary.spent
     parts = [
         f"{fmt(d, spent[d])} of {fmt(d, limits[d])}" if d in limits else fmt(d, spent[d])
         for d in shown
     ]
-    earlier = summary["earlier"]
+    earlier = summary.earlier
     line = "budget: spent " + "; ".join(parts)
     if any(earlier[d] for d in shown):
         line += f" (earlier launches in this log folder: {_figures(earlier, shown)})"
     lines = [line]
-    for title, table in (("by model", summary["by_model"]), ("by family", summary["by_family"])):
+    for title, table in (("by model", summary.by_model), ("by family", summary.by_family)):
         if table:
             lines.append(
                 f"  {title}: "
@@ -52,8 +49,8 @@ def budget_lines(summary: dict[str, Any], results: list[TaskResult]) -> list[str
     if not_started:
         line += " (raise the budget and run the same command again to run them)"
     lines.append(line)
-    if summary.get("exhausted"):
-        lines.append(f"  the budget is spent: {summary['exhausted']}")
+    if summary.exhausted:
+        lines.append(f"  the budget is spent: {summary.exhausted}")
     return lines
 
 

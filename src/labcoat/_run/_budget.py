@@ -187,14 +187,38 @@ class Tally:
             for d in shown
         )
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "budget": self.budget.to_json(),
-            "spent": dict(self.spent),
-            "earlier": dict(self.earlier or zero()),
-            "by_model": self.by_model,
-            "by_family": self.by_family,
-            "started": self.started,
-            "not_started": self.not_started,
-            "exhausted": self.exhausted(),
-        }
+    def summary(self) -> SpendSummary:
+        return SpendSummary(
+            budget=self.budget,
+            spent=dict(self.spent),
+            earlier=dict(self.earlier or zero()),
+            by_model={k: dict(v) for k, v in self.by_model.items()},
+            by_family={k: dict(v) for k, v in self.by_family.items()},
+            started=self.started,
+            not_started=self.not_started,
+            exhausted=self.exhausted(),
+        )
+
+
+Spend = dict[str, float]
+"""Figures in ledger units, by dimension: `usd`, `tokens`, `gpu_seconds`."""
+
+
+@dataclass(frozen=True)
+class SpendSummary:
+    """A spend ledger's figures against the campaign budget (the run's closing note, the
+    report's Budget section and the results card read this)."""
+
+    budget: CampaignBudget
+    spent: Spend
+    """The whole run, every launch."""
+    earlier: Spend
+    """What launches before this one spent (zeros when this is the first)."""
+    by_model: dict[str, Spend]
+    by_family: dict[str, Spend]
+    started: int
+    """Samples this tally let start."""
+    not_started: int
+    """Samples it refused."""
+    exhausted: str | None
+    """Why the budget is spent, or None while something is left."""

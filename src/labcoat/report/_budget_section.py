@@ -3,18 +3,19 @@ ledger: the whole run, then by model and by family."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from labcoat._run._budget import CampaignBudget, Tally
+from labcoat._run._budget import CampaignBudget, Spend, SpendSummary, Tally
 from labcoat._run._ledger import Ledger, ledger_path
 from labcoat.report._html import table
 
 
-def read_budgets(sources: list[str | Path]) -> list[tuple[str, dict[str, Any]]]:
+def read_budgets(sources: Sequence[str | Path]) -> list[tuple[str, SpendSummary]]:
     """(folder, the ledger's summary against its last budget) for each local source
     folder that has a ledger."""
     found = []
@@ -30,7 +31,7 @@ def read_budgets(sources: list[str | Path]) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def _cells(spent: dict[str, float], limits: dict[str, Any] | None = None) -> dict[str, str]:
+def _cells(spent: Spend, limits: dict[str, Any] | None = None) -> dict[str, str]:
     def show(value: float | None, text: str) -> str:
         return "—" if value is None else text
 
@@ -45,15 +46,15 @@ def _cells(spent: dict[str, float], limits: dict[str, Any] | None = None) -> dic
     }
 
 
-def budget_section(budgets: list[tuple[str, dict[str, Any]]]) -> str:
+def budget_section(budgets: list[tuple[str, SpendSummary]]) -> str:
     if not budgets:
         return ""
     rows = []
     for folder, summary in budgets:
-        whole = _cells(summary["spent"], summary["budget"])
+        whole = _cells(summary.spent, summary.budget.to_json())
         rows.append({"what": f"whole run ({folder})", **whole})
-        for kind in ("model", "family"):
-            for name, spent in sorted(summary[f"by_{kind}"].items()):
+        for kind, table_of in (("model", summary.by_model), ("family", summary.by_family)):
+            for name, spent in sorted(table_of.items()):
                 rows.append({"what": f"{kind}: {name}", **_cells(spent)})
     columns = [
         ("spent by", lambda r: escape(str(r["what"]))),
@@ -69,7 +70,7 @@ def budget_section(budgets: list[tuple[str, dict[str, Any]]]) -> str:
         "(<code>.labcoat/spend.jsonl</code>: every launch of the run, resumes included), "
         "against the budget its last launch gave (docs/cli.md#budgets).</p>"
     )
-    spent_out = [f"{escape(f)}: {escape(s['exhausted'])}" for f, s in budgets if s["exhausted"]]
+    spent_out = [f"{escape(f)}: {escape(s.exhausted)}" for f, s in budgets if s.exhausted]
     if spent_out:
         note += "<p class='note'>The budget ran out: " + "; ".join(spent_out) + "</p>"
     return (

@@ -11,6 +11,7 @@ from urllib.parse import unquote
 
 from labcoat import analysis as an
 from labcoat._errors import LabcoatError
+from labcoat._run._budget import SpendSummary
 from labcoat._util.atomic import atomic_write
 from labcoat._util.eval_logs import Warn
 from labcoat.report import _plots as plots
@@ -73,7 +74,7 @@ def build_report(
     title: str = "labcoat report",
     human_hourly_usd: float | None = None,
     progress: Progress | None = None,
-    budgets: list[tuple[str, dict]] | None = None,
+    budgets: list[tuple[str, SpendSummary]] | None = None,
 ) -> str:
     """The report as one self-contained HTML string (`budgets`: `read_budgets`'s)."""
     colors = plots.Colors(
@@ -96,7 +97,11 @@ def build_report(
         lambda: model_comparison(ctx),
         compute_curves,
     ]
-    steps += [lambda f=f: _family_section(ctx, f, curves[0]) for f in families]
+
+    def family_step(family: str) -> Callable[[], str]:
+        return lambda: _family_section(ctx, family, curves[0])  # curves: made by then
+
+    steps += [family_step(f) for f in families]
     steps += [
         lambda: humans_and_agents(ctx, curves[0]),
         lambda: behaviour(ctx),

@@ -6,12 +6,12 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable
 from html import escape
-from typing import Any
 from urllib.parse import unquote
 
 import pandas as pd
 
 from labcoat import analysis as an
+from labcoat._run._budget import SpendSummary
 from labcoat._version import __version__
 from labcoat.report._budget_section import read_budgets
 
@@ -41,7 +41,7 @@ def _places(roots: Iterable[str]) -> str:
     return ", ".join(unquote(r.removeprefix("file://")) for r in roots) or "(none)"
 
 
-Budgets = list[tuple[str, dict[str, Any]]]
+Budgets = list[tuple[str, SpendSummary]]
 """`read_budgets`'s: (log folder, its spend ledger's summary) for each folder with one."""
 
 
@@ -50,7 +50,7 @@ def campaign_lines(budgets: Budgets) -> list[tuple[str, str]]:
     (`--budget-usd`, `--budget-tokens`, `--budget-gpu-hours`; docs/cli.md#budgets)."""
     lines = []
     for folder, summary in budgets:
-        spent, given = summary["spent"], summary["budget"]
+        spent, given = summary.spent, summary.budget.to_json()
         parts = [
             f"${spent['usd']:,.2f}" + (f" of ${given['usd']:,.2f}" if given.get("usd") else ""),
             f"{spent['tokens']:,.0f} tokens"
