@@ -9,12 +9,9 @@ configuration (`RunSpec`); each one shows in what the sample did:
 - `--any-gpu-model`: the task asks for an H100 and the node has a T4, so without the
   choice the sample cannot run there at all;
 - `--python`: the sandbox's Python imports a module only that interpreter's site-packages
-  hold.
-
-Not checked yet: `--search-provider` (it travels in the same `RunChoices` as the other
-two). The research agent offers `web_search` only where a sample's top-level metadata
-says `network`, which RE-Bench samples never do (only ResearchGym's set it), so this
-RE-Bench toy cannot show it; a ResearchGym toy task is the way (issue 46, left open).
+  hold;
+- `--search-provider`: the agent's `web_search` asks the search server this test runs
+  (the task has `full_internet`), and its answer reaches the transcript.
 """
 
 from __future__ import annotations
@@ -159,7 +156,7 @@ def test_run_choices_are_in_effect_on_the_remote_node(
     remote_node: tuple[Cluster, str], searxng: tuple[str, list[str]], tmp_path: Path
 ) -> None:
     cluster, node_id = remote_node
-    provider, _asked = searxng  # given, not yet checked: see the docstring
+    provider, asked = searxng
     script = tmp_path / "turns.yaml"
     script.write_text(
         "- tool: web_search\n  arguments: {query: remote probe}\n"
@@ -185,3 +182,6 @@ def test_run_choices_are_in_effect_on_the_remote_node(
     tools = {m.function: m.text for m in sample.messages if m.role == "tool"}
     # --python: the sandbox's Python sees the interpreter's site-packages
     assert ANSWER in tools.get("bash", ""), tools
+    # --search-provider: the remote node's agent searched with the server given here
+    assert asked and "remote" in asked[0], asked
+    assert RESULT_URL in tools.get("web_search", ""), tools

@@ -314,6 +314,8 @@ def _metadata(
         "task_name": task_name,
         "task_version": family.version,
         "permissions": info.get("permissions", []),
+        # read by the research agent, as every family writes it: web search only with network
+        "network": "full_internet" in info.get("permissions", []),
         KEEP_SPEC: (spec.keep_workspace if spec else KeepWorkspace()).to_metadata(),
         "rebench": {
             "family_dir": str(family.path),
