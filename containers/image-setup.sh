@@ -13,7 +13,7 @@ in_target() {
 
 in_target python3 -m venv /opt/labcoat-venv
 in_target /opt/labcoat-venv/bin/pip install -q --disable-pip-version-check --no-index \
-    --find-links /usr/share/labcoat/wheels labcoat numpy pytest pytest-xdist openai
+    --find-links /usr/share/labcoat/wheels "labcoat[ray]" numpy pytest pytest-xdist openai
 cat > "$target/etc/pip.conf" <<'CONF'
 # labcoat's image: task environments install from the wheels built into it, offline
 [global]

@@ -3,7 +3,10 @@ API's own schema, offline: each pod template is read into the `kubernetes` clien
 models (V1PodTemplateSpec, V1PodSpec, V1SecurityContext ...) field by field, and a field
 the API does not have fails with its path (the client's own deserializer drops unknown
 fields silently, so it cannot be the check). The settings are the measured least
-privilege: nothing privileged, no added capability, the pod's own user namespace."""
+privilege of the mode the pods' user gets (docs/containers.md's table, as
+tests/containers/test_least_privilege.py measured it), each Docker option as the
+Kubernetes field that gives it, and nothing more: nothing privileged, no capability the
+table does not name, the pod's own user namespace (which unmasked proc requires)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from docker_engine import OPTIONS, documented_least
 
 models = pytest.importorskip(
     "kubernetes.client.models", reason="the dev extra's kubernetes client (pip install -e .[dev])"
@@ -20,6 +24,8 @@ models = pytest.importorskip(
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "k8s" / "raycluster.yaml"
 SCALE = SPEC.parents[1] / "scale.md"
+# the image's users (containers/image-setup.sh) -> the row of the measured table
+MODE_OF_UID = {None: "root", 0: "root", 1000: "separate users", 1001: "one user"}
 _SCALARS = {"str": str, "int": int, "bool": bool, "float": (int, float), "object": object}
 # the values the API accepts where the client's models take any string
 _ENUMS = {
@@ -84,6 +90,28 @@ def _cluster() -> dict[str, Any]:
     return yaml.safe_load(SPEC.read_text())
 
 
+def docker_options_of(context: Any) -> set[str]:
+    """The Docker options (docs/containers.md's names) a container's securityContext gives."""
+    given = set()
+    if context.seccomp_profile is not None and context.seccomp_profile.type == "Unconfined":
+        given.add("seccomp=unconfined")
+    if context.app_armor_profile is not None and context.app_armor_profile.type == "Unconfined":
+        given.add("apparmor=unconfined")
+    if context.proc_mount == "Unmasked":
+        given.add("systempaths=unconfined")
+    for capability in (context.capabilities.add or []) if context.capabilities else []:
+        given.add(f"--cap-add {capability.removeprefix('CAP_')}")
+    return given
+
+
+def measured_options(mode: str) -> set[str]:
+    """The option names of the table's least privilege for `mode`."""
+    args = documented_least(mode)
+    assert args is not None, f"docs/containers.md: no options start {mode}"
+    pairs = {OPTIONS[name]: name for name in OPTIONS}
+    return {pairs[tuple(args[i : i + 2])] for i in range(0, len(args), 2)}
+
+
 def test_the_recipe_is_valid_pod_templates_with_the_measured_least_privilege() -> None:
     pods = check_cluster(_cluster())
     assert len(pods) == 2
@@ -91,9 +119,12 @@ def test_the_recipe_is_valid_pod_templates_with_the_measured_least_privilege() -
         assert pod.spec.host_users is False  # the pod's own user namespace
         for container in pod.spec.containers:
             context = container.security_context
-            assert context.privileged is None and context.capabilities is None
-            assert context.seccomp_profile.type == "Unconfined"
-            assert context.proc_mount == "Unmasked"
+            assert context.privileged is None
+            mode = MODE_OF_UID[context.run_as_user]
+            # exactly what was measured for the pod's user: no more, no less
+            assert docker_options_of(context) == measured_options(mode), container.name
+    # the recipe's users need no capability at all (the one-user row of the table)
+    assert measured_options("one user") == {"seccomp=unconfined", "systempaths=unconfined"}
 
 
 @pytest.mark.parametrize(
@@ -134,4 +165,5 @@ def test_scale_md_shows_this_file_as_it_is() -> None:
     body = SPEC.read_text().split("apiVersion:", 1)[1]
     assert f"apiVersion:{body}" in SCALE.read_text()
     section = SCALE.read_text().split("### Kubernetes (KubeRay)")[1].split("\n### ")[0]
-    assert "privileged: true" not in section and "SYS_ADMIN" not in section
+    recipe = section.split("```yaml", 1)[1].split("```", 1)[0]
+    assert "privileged: true" not in recipe and "SYS_ADMIN" not in recipe
