@@ -9,7 +9,6 @@ import pytest
 
 from labcoat._errors import LabcoatError
 from labcoat.families.paperbench import (
-    Budget,
     DiskCache,
     JudgeInput,
     JudgeUsage,
@@ -17,6 +16,7 @@ from labcoat.families.paperbench import (
     LocalFiles,
     MemoryCache,
     Paper,
+    ReadingLimits,
     Reproduction,
     code_only,
     judge_eval,
@@ -127,7 +127,7 @@ async def test_files_are_chosen_once_per_category_when_they_do_not_fit(
     for i in range(6):
         (repo / "pkg" / f"mod{i}.py").write_text(f"# module {i}\nx = {i}\n")
     stub = JudgeStub(pick=lambda files: ["pkg/mod3.py", "not/listed.py"])
-    judge = LLMJudge(stub.model(), cache=MemoryCache(), budget=Budget(max_files=3))
+    judge = LLMJudge(stub.model(), cache=MemoryCache(), reading=ReadingLimits(max_files=3))
     result = await judge.judge(judge_input(tmp_path, repo))
     # Code Development and Code Execution see 8 code files (> 3): one selection call each;
     # Result Analysis has one output file: no call
@@ -144,7 +144,7 @@ async def test_a_failed_selection_falls_back_to_a_default_order(tmp_path: Path, 
         (repo / "pkg" / f"mod{i}.py").write_text(f"x = {i}\n")
     rubric = code_only(RUBRIC)
     stub = JudgeStub(replies=["I cannot decide."])  # the selection answer, then grades
-    judge = LLMJudge(stub.model(), cache=MemoryCache(), budget=Budget(max_files=3))
+    judge = LLMJudge(stub.model(), cache=MemoryCache(), reading=ReadingLimits(max_files=3))
     result = await judge.judge(judge_input(tmp_path, repo, rubric=rubric))
     meta = result.tree.at((0, 0)).judge_metadata
     assert meta is not None and meta["chosen_by"].startswith("default order")

@@ -5,7 +5,7 @@ agent's own commands in its real sandbox, through Inspect's eval of the bundled 
   run the source it keeps, so the first grading and `labcoat regrade` agree (and the
   run earns what the constant learner earns);
 - git filters, hooks and other config-driven commands in the agent's repository: the
-  history capture after grading must run none of them, within the scoring budget.
+  history capture after grading must run none of them, within the scoring time.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ the run by the runner (see `labcoat._util.run_choices`).
 The four things once all called "budget" each have their own name:
 - `AgentLimits` (`RunConfig.limits`): what one sample's agent may use (time, tokens, ...);
 - `CampaignBudget` (`RunConfig.campaign`): what the whole run may spend, across resumes;
-- a grader's scoring time (`labcoat.grading`), and how much a judge reads (PaperBench's
-  judge), which belong to the families that score.
+- a scorer's scoring time (`labcoat.grading.scoring_deadline`) and how much PaperBench's
+  judge reads (`ReadingLimits`), which belong to the families that score.
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ fresh bwrap sandboxes on the host that see the agent's workspace read-only. The 
 own sandbox never holds them.
 """
 
-from labcoat.grading._budget import budgeted, scoring_budget, within_budget
 from labcoat.grading._grader import grader_version, version_label
 from labcoat.grading._keep import (
     KEEP_SPEC,
@@ -24,6 +23,11 @@ from labcoat.grading._placement import (
     unpack_tree,
     where_am_i,
 )
+from labcoat.grading._scoring_time import (
+    bounded_by_scoring_time,
+    scoring_deadline,
+    within_scoring_time,
+)
 from labcoat.grading._sessions import exclusive_machine, grader_session
 from labcoat.grading._workspace import (
     agent_workspace,
@@ -37,7 +41,7 @@ __all__ = [
     "KEPT",
     "Reservation",
     "agent_workspace",
-    "budgeted",
+    "bounded_by_scoring_time",
     "copy_into_sandbox",
     "exclusive_machine",
     "find_manifest",
@@ -51,10 +55,10 @@ __all__ = [
     "restore_workspace",
     "run_placed",
     "sample_reservation",
-    "scoring_budget",
+    "scoring_deadline",
     "stop_agent_processes",
     "unpack_tree",
     "version_label",
     "where_am_i",
-    "within_budget",
+    "within_scoring_time",
 ]

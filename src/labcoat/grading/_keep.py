@@ -30,7 +30,6 @@ from inspect_ai.util import sandbox, store
 from labcoat._errors import LabcoatError
 from labcoat._util.env import env_value
 from labcoat._version import __version__
-from labcoat.grading._budget import budget_share
 from labcoat.grading._bytecode import TIMEOUT_S as BYTECODE_SECONDS
 from labcoat.grading._bytecode import bytecode_flags, remove_bytecode
 from labcoat.grading._keepstore import (
@@ -45,6 +44,7 @@ from labcoat.grading._keepstore import (
     save_tree,
     write_manifest,
 )
+from labcoat.grading._scoring_time import share_of_scoring_time
 from labcoat.grading._workspace import agent_workspace, copy_into_sandbox
 from labcoat.sandbox import current_bwrap_session
 
@@ -104,11 +104,13 @@ async def keep_workspace(
     First the workspace is made what the keep saves: its bytecode is removed (the
     grader then runs the sources that are kept; `_bytecode`), also when nothing is kept.
     Bounded: caps judge every file before it is read, and the walk stops (nothing kept)
-    at `KEEP_SECONDS` or its share of the scoring budget, or when the scorer is
+    at `KEEP_SECONDS` or its share of the scoring time, or when the scorer is
     cancelled."""
     settled: dict[str, Any] = {}
     if path is not None:
-        outcome = await remove_bytecode(path, budget_share(BYTECODE_SECONDS, BYTECODE_SHARE))
+        outcome = await remove_bytecode(
+            path, share_of_scoring_time(BYTECODE_SECONDS, BYTECODE_SHARE)
+        )
         settled["bytecode_removed"] = outcome["removed"]
         settled.update({f"bytecode_{k}": v for k, v in outcome.items() if k != "removed"})
     replayed = store().get(REPLAYED)
@@ -177,7 +179,7 @@ def kept_flags(kept: dict[str, Any]) -> list[str]:
 async def _save_bounded(host: Path, root: Path, exclude: tuple[str, ...]) -> Tree:
     """`save_tree` in a worker thread that stops at its deadline, or soon after the
     scorer is cancelled (the thread is abandoned at once and told to stop)."""
-    deadline = time.monotonic() + budget_share(KEEP_SECONDS, KEEP_SHARE)
+    deadline = time.monotonic() + share_of_scoring_time(KEEP_SECONDS, KEEP_SHARE)
     cancel = threading.Event()
     save = functools.partial(save_tree, deadline=deadline, cancel=cancel)
     try:

@@ -12,8 +12,8 @@ from inspect_ai.tool import Tool, ToolDef
 from inspect_ai.util import LimitExceededError, apply_limits, span
 from inspect_ai.util import message_limit as inspect_message_limit
 
-from labcoat.agents.research._budget import Budget
 from labcoat.agents.research._handoff import ContextHandoff, context_window
+from labcoat.agents.research._limits_left import AgentLimitsLeft
 from labcoat.agents.research._model import DEFAULT_MODEL_TIMEOUT, ModelCalls, RetryPolicy
 from labcoat.agents.research._prompt import system_prompt
 from labcoat.agents.research._stop import (
@@ -105,7 +105,7 @@ def research_agent(
             assert provider is not None
             tools.append(web_search(provider, Blocklist.from_json(metadata.get("blocklist"))))
         allow_submit = bool(metadata.get("allow_submit", True))
-        budget = Budget.for_sample(
+        budget = AgentLimitsLeft.for_sample(
             metadata,
             progress_every=progress_every,
             time=time_limit,

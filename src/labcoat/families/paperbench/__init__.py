@@ -17,7 +17,7 @@ from labcoat.families.paperbench._check_judge import (
     CommandRunner,
     host_command_runner,
 )
-from labcoat.families.paperbench._evidence import Budget
+from labcoat.families.paperbench._evidence import ReadingLimits
 from labcoat.families.paperbench._files import FileView, LocalFiles
 from labcoat.families.paperbench._graded import (
     GradedNode,
@@ -118,7 +118,6 @@ __all__ = [
     "SPEC",
     "SUBMISSION_DIR",
     "TASK_CATEGORIES",
-    "Budget",
     "Check",
     "CheckJudge",
     "CommandRequest",
@@ -149,6 +148,7 @@ __all__ = [
     "Paper",
     "PaperSettings",
     "RandomJudge",
+    "ReadingLimits",
     "Reproduction",
     "ReproductionError",
     "ReproductionRecord",

@@ -1,4 +1,4 @@
-"""What a model judge may read for each task category, and how it is cut to a budget.
+"""What a model judge may read for each task category, and how it is cut to its reading limits.
 
 - Code Development: the repository as the agent left it (code and docs), plus `reproduce.sh`.
 - Code Execution: the executed repository's code and docs, plus the reduced `reproduce.log`
@@ -40,7 +40,7 @@ TABLE_EXT = frozenset(
 
 
 @dataclass(frozen=True)
-class Budget:
+class ReadingLimits:
     """How much of a submission a model judge reads (characters, ~4 per token)."""
 
     max_files: int = 10
@@ -121,15 +121,17 @@ async def read_capped(view: FileView, paths: list[str], chars: int) -> dict[str,
     return out
 
 
-async def listing(view: FileView, paths: list[str], budget: Budget) -> str:
+async def listing(view: FileView, paths: list[str], reading: ReadingLimits) -> str:
     """`path (N chars): first lines` per file, for a model to choose from."""
     lines = []
-    for path in paths[: budget.listing_files]:
-        text = await view.read_text(path, max_bytes=budget.head_chars * 4) or ""
-        head = " / ".join(ln.strip() for ln in text.splitlines() if ln.strip())[: budget.head_chars]
+    for path in paths[: reading.listing_files]:
+        text = await view.read_text(path, max_bytes=reading.head_chars * 4) or ""
+        head = " / ".join(ln.strip() for ln in text.splitlines() if ln.strip())[
+            : reading.head_chars
+        ]
         lines.append(f"{path}: {head}" if head else path)
-    if len(paths) > budget.listing_files:
-        lines.append(f"[... {len(paths) - budget.listing_files} more files not listed ...]")
+    if len(paths) > reading.listing_files:
+        lines.append(f"[... {len(paths) - reading.listing_files} more files not listed ...]")
     return "\n".join(lines)
 
 

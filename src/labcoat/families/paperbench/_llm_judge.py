@@ -3,7 +3,7 @@
 Where upstream's SimpleJudge spends three calls on every leaf (rank the files for it, grade
 it, parse the grade), this judge:
 1. chooses the files to read once per paper and task category (`prepare`): no call at all
-   when the category's candidate files fit the budget, else one selection call;
+   when the category's candidate files fit the reading limits, else one selection call;
 2. grades the sibling leaves of one category (a `LeafGroup`, cut into chunks of at most
    `max_group`) in one call whose answer is JSON with a 0/1 score and an explanation per
    leaf (Inspect's structured output where the provider has it, lenient parsing always);
@@ -39,7 +39,7 @@ from labcoat.families.paperbench._cache import DiskCache
 from labcoat.families.paperbench._evidence import (
     REPRODUCE_LOG,
     REPRODUCE_SH,
-    Budget,
+    ReadingLimits,
     candidates_for,
     default_order,
     format_files,
@@ -158,7 +158,7 @@ class LLMJudge(GroupJudge):
         model: str | Model | None = None,
         *,
         cache: JudgeCache | None = None,
-        budget: Budget | None = None,
+        reading: ReadingLimits | None = None,
         max_group: int = 12,
         attempts: int = 2,
         max_concurrency: int = 8,
@@ -166,7 +166,7 @@ class LLMJudge(GroupJudge):
     ) -> None:
         self.model = model
         self.cache: JudgeCache = cache if cache is not None else DiskCache()
-        self.budget = budget or Budget()
+        self.reading = reading or ReadingLimits()
         self.max_group = max(1, max_group)
         self.attempts = max(1, attempts)
         self.max_concurrency = max_concurrency
@@ -208,7 +208,7 @@ class LLMJudge(GroupJudge):
         model = self.resolve_model()
         paper_md = inp.paper.paper_md
         paper = paper_block(
-            head_tail(paper_md, self.budget.paper_chars) if paper_md else None,
+            head_tail(paper_md, self.reading.paper_chars) if paper_md else None,
             inp.paper.addendum,
             inp.paper.judge_addendum,
         )
@@ -247,7 +247,7 @@ class LLMJudge(GroupJudge):
     async def _evidence(
         self, model: Model, inp: JudgeInput, category: str
     ) -> tuple[CategoryEvidence, JudgeUsage]:
-        b = self.budget
+        b = self.reading
         found = await candidates_for(inp, category)
         paths = list(found.paths)
         usage = JudgeUsage()
@@ -284,16 +284,16 @@ class LLMJudge(GroupJudge):
 
     async def _log(self, inp: JudgeInput) -> str:
         view = inp.executed or inp.submission
-        text = await view.read_text(REPRODUCE_LOG, max_bytes=8 * self.budget.log_chars * 4)
+        text = await view.read_text(REPRODUCE_LOG, max_bytes=8 * self.reading.log_chars * 4)
         if text is None and inp.reproduction is not None:
             text = inp.reproduction.log_tail
-        return reduce_log(text, self.budget.log_chars) if text else ""
+        return reduce_log(text, self.reading.log_chars) if text else ""
 
     async def _select(
         self, model: Model, inp: JudgeInput, category: str, view: Any, paths: list[str]
     ) -> tuple[list[str], str, JudgeUsage]:
         """One call: the model picks the files to read from a listing with short heads."""
-        b = self.budget
+        b = self.reading
         requirements: list[str] = []
         used = 0
         for _, leaf in inp.rubric.leaves():

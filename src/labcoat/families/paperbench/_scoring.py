@@ -48,11 +48,11 @@ from labcoat.families.paperbench._sidecar import SEED, draw_check_seed, load_sid
 from labcoat.grading import (
     KEPT,
     agent_workspace,
-    budgeted,
+    bounded_by_scoring_time,
     keep_workspace,
     kept_flags,
     stop_agent_processes,
-    within_budget,
+    within_scoring_time,
 )
 from labcoat.integrity import INTEGRITY_FLAGS, Blocklist
 
@@ -189,7 +189,7 @@ def compact_tree(tree: GradedNode) -> dict[str, Any]:
 def paperbench_scorer():
     """Reproduce (unless Code-Dev), judge, and report the replication score."""
 
-    @budgeted
+    @bounded_by_scoring_time
     async def score(state: TaskState, target: Target) -> Score:
         spec = SampleSpec.of(state.metadata)
         paper = load_paper(spec.paper_dir)
@@ -205,7 +205,7 @@ def paperbench_scorer():
             if m.role != "system" and not (m.role == "user" and m.text == state.input_text)
         ]
         settings = ReproductionSettings(
-            timeout_s=within_budget(spec.reproduce_timeout_minutes * 60),
+            timeout_s=within_scoring_time(spec.reproduce_timeout_minutes * 60),
             requirements=spec.requirements,
             memory_mb=spec.memory_mb,
             retries=spec.reproduce_retries,

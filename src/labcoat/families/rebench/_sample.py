@@ -17,7 +17,7 @@ from labcoat.families.rebench._family import (
 )
 from labcoat.families.rebench._protected import restore_protected
 from labcoat.families.rebench._state import SampleState
-from labcoat.grading import exclusive_machine, within_budget
+from labcoat.grading import exclusive_machine, within_scoring_time
 
 STATE_KEY = "labcoat:rebench:state"
 FLAGS_KEY = "labcoat:rebench:integrity_flags"
@@ -124,5 +124,5 @@ async def sample_operation(
             gpus=sample.gpus,
             network=sample.network,
             secrets=sample.secret_values(),
-            timeout=within_budget(sample.timeout),
+            timeout=within_scoring_time(sample.timeout),
         )

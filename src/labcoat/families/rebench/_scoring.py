@@ -44,7 +44,7 @@ from labcoat.families.rebench._sample import (
 from labcoat.grading import (
     KEPT,
     agent_workspace,
-    budgeted,
+    bounded_by_scoring_time,
     keep_workspace,
     kept_flags,
     stop_agent_processes,
@@ -310,7 +310,7 @@ async def _final_from_family(
 def rebench_scorer():
     """Final score after the agent stops, computed in a fresh protected sandbox."""
 
-    @budgeted  # a grader that hangs times out in here, not as an error
+    @bounded_by_scoring_time  # a grader that hangs times out in here, not as an error
     async def score(state: TaskState, target: Target) -> Score:
         sample = SampleTask.of(state.metadata)
         await stop_agent_processes()

@@ -44,12 +44,12 @@ from labcoat.families.researchgym._sidecar import GradingSpec, Sidecar
 from labcoat.grading import (
     KEPT,
     agent_workspace,
-    budgeted,
+    bounded_by_scoring_time,
     keep_workspace,
     kept_flags,
     network_attempts,
     stop_agent_processes,
-    within_budget,
+    within_scoring_time,
 )
 from labcoat.integrity import INTEGRITY_FLAGS, scan_messages
 
@@ -294,7 +294,7 @@ def _add_flags(result: Score, flags: list[str]) -> None:
 def researchgym_scorer():
     """Grade in a fresh protected sandbox after the agent stops."""
 
-    @budgeted
+    @bounded_by_scoring_time
     async def score(state: TaskState, target: Target) -> Score:
         info = SampleInfo.of(state.metadata)
         folder = info.folder
@@ -309,7 +309,7 @@ def researchgym_scorer():
                 workspace,
                 command=grading.command,
                 self_reported=grading.self_reported,
-                timeout_s=within_budget(grading.timeout_minutes * 60),
+                timeout_s=within_scoring_time(grading.timeout_minutes * 60),
                 memory_mb=info.memory_mb,
                 read_files=_files_to_read(sidecar),
                 gpus=sidecar.resources.gpus if sidecar else 0,
@@ -320,7 +320,7 @@ def researchgym_scorer():
             transcript().info(record, source="researchgym grader")
             try:
                 history = await capture_history(
-                    workspace, info.workdir, timeout=within_budget(HISTORY_TIMEOUT_S)
+                    workspace, info.workdir, timeout=within_scoring_time(HISTORY_TIMEOUT_S)
                 )
             except Exception as ex:  # the history is a record; losing it must not lose the score
                 history = {"captured": False, "error": f"{type(ex).__name__}: {ex}"}

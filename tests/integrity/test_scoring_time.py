@@ -10,7 +10,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
-from labcoat.grading import budgeted, scoring_budget, within_budget
+from labcoat.grading import bounded_by_scoring_time, scoring_deadline, within_scoring_time
 
 SAMPLE_TIME_LIMIT = 6  # Inspect gives scoring half: 3 s
 
@@ -18,12 +18,12 @@ SAMPLE_TIME_LIMIT = 6  # Inspect gives scoring half: 3 s
 @scorer(metrics=[mean()])
 def hanging_grader(bounded: bool):
     async def score(state: TaskState, target: Target) -> Score:
-        timeout = within_budget(3600) if bounded else 3600
+        timeout = within_scoring_time(3600) if bounded else 3600
         with anyio.move_on_after(timeout) as scope:
             await anyio.sleep(100)  # the grader hangs
         return Score(value=0.0, metadata={"timed_out": scope.cancelled_caught})
 
-    return budgeted(score)
+    return bounded_by_scoring_time(score)
 
 
 @solver
@@ -59,5 +59,5 @@ def test_without_the_budget_it_would_be_an_error(tmp_path) -> None:
 
 
 def test_outside_a_sample_the_timeout_stands() -> None:
-    with scoring_budget():
-        assert within_budget(42.0) == pytest.approx(42.0)
+    with scoring_deadline():
+        assert within_scoring_time(42.0) == pytest.approx(42.0)

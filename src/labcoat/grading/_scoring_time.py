@@ -3,8 +3,8 @@
 Inspect scores a sample with a time limit of its own, half the sample's `time_limit`;
 scoring that runs past it ends the sample as an error, and an error must never be where
 a hung grader leads (an agent could hang its own scoring to escape a bad score). So a
-scorer opens `scoring_budget()` (or is decorated `@budgeted`), and the operations it runs
-take `within_budget(timeout)`:
+scorer opens `scoring_deadline()` (or is decorated `@bounded_by_scoring_time`), and the
+operations it runs take `within_scoring_time(timeout)`:
 a grader that would outlive the allowance times out inside the scorer, early enough for
 the scorer to record the floor score and a flag.
 """
@@ -45,7 +45,7 @@ def _allowance() -> float | None:
 
 
 @contextlib.contextmanager
-def scoring_budget() -> Iterator[None]:
+def scoring_deadline() -> Iterator[None]:
     """Scoring from here on must end within Inspect's scoring allowance, with a margin."""
     allowance = _allowance()
     if allowance is None:
@@ -59,35 +59,35 @@ def scoring_budget() -> Iterator[None]:
         _deadline.reset(token)
 
 
-def within_budget(timeout: float) -> float:
-    """`timeout`, cut to what is left of the scoring budget (when one is open)."""
+def within_scoring_time(timeout: float) -> float:
+    """`timeout`, cut to what is left of the scoring time (when one is open)."""
     deadline = _deadline.get()
     if deadline is None:
         return timeout
     return max(MIN_OPERATION_S, min(timeout, deadline - time.monotonic()))
 
 
-def budget_left() -> float | None:
-    """Seconds left of the scoring budget (None: none is open)."""
+def scoring_time_left() -> float | None:
+    """Seconds left of the scoring time (None: none is open)."""
     deadline = _deadline.get()
     return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
-def budget_share(timeout: float, share: float) -> float:
-    """`timeout`, cut to `share` of what is left of the scoring budget (when one is open):
+def share_of_scoring_time(timeout: float, share: float) -> float:
+    """`timeout`, cut to `share` of what is left of the scoring time (when one is open):
     for a step before the grader, which must leave the grader its time."""
-    left = budget_left()
+    left = scoring_time_left()
     if left is None:
         return timeout
     return max(MIN_OPERATION_S, min(timeout, left * share))
 
 
-def budgeted(score: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """A scorer function that runs inside `scoring_budget()`."""
+def bounded_by_scoring_time(score: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """A scorer function that runs inside `scoring_deadline()`."""
 
     @functools.wraps(score)
     async def bounded(*args: P.args, **kwargs: P.kwargs) -> T:
-        with scoring_budget():
+        with scoring_deadline():
             return await score(*args, **kwargs)
 
     return bounded

@@ -33,7 +33,7 @@ def _fmt_seconds(seconds: float) -> str:
 
 
 @dataclass
-class Budget:
+class AgentLimitsLeft:
     time: float | None = None
     working: float | None = None
     tokens: int | None = None
@@ -46,7 +46,7 @@ class Budget:
     @classmethod
     def for_sample(
         cls, metadata: dict[str, Any], progress_every: int = 10, **limits: Any
-    ) -> Budget:
+    ) -> AgentLimitsLeft:
         """The task's time budget unless the run already has a sample time limit."""
         budget = cls(progress_every=progress_every, **limits)
         task_minutes = metadata.get("time_limit_minutes")
