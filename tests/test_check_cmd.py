@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -498,3 +500,28 @@ def test_eval_with_docker_here_stops_in_one_line_before_anything_starts(
         "sandbox, weaker than bwrap: docs/sandbox.md)"
     )
     assert not logs.exists()  # nothing half-started (Inspect's own check came after it)
+
+
+def test_eval_with_docker_without_bwrap_stops_before_anything_starts(tmp_path: Path) -> None:
+    """--sandbox docker grades in bwrap sandboxes on the host: without bwrap it says so
+    at once, even where an engine Inspect accepts answers (a stand-in here), and starts
+    nothing (the command as a user runs it: its own process, a PATH without bwrap)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text('#!/bin/sh\necho \'{"Version":"24.0.7+dfsg"}\'\n')
+    (bin_dir / "docker").chmod(0o755)
+    logs = tmp_path / "logs"
+    done = subprocess.run(
+        [sys.executable, "-m", "labcoat", "eval", "mini", "--sandbox", "docker",
+         "--model", "labcoat/scripted", "--log-dir", str(logs)],
+        capture_output=True, text=True, timeout=300,
+        # as a user runs it: not the tests' one-user stand-in for root (conftest)
+        env={
+            **{k: v for k, v in os.environ.items() if k != "LABCOAT_UNSAFE_ROOT_ONE_USER"},
+            "PATH": str(bin_dir),
+        },
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "bubblewrap (bwrap) is not installed" in line, done.stderr
+    assert not logs.exists()

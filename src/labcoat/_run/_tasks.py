@@ -82,7 +82,8 @@ def build_tasks(
 ) -> list[Task]:
     """One Inspect task per family, built by the family's registered @task function,
     so the log records exactly what `inspect eval labcoat/<family>` would."""
-    if sandbox == "bwrap":
+    if sandbox in ("bwrap", "docker"):
+        # --sandbox docker grades in the same bwrap sandboxes on the host: it needs them too
         bwrap_path()  # one clear line now rather than a failed task later
         require_sandboxes()
     if sandbox == "docker":
