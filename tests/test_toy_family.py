@@ -72,3 +72,22 @@ def test_a_family_package_without_its_spec_is_refused(
         family_spec("notafamily")
     with pytest.raises(LabcoatError, match="a family name is an identifier"):
         register_family("no/slash", "toybench")
+
+
+def test_eval_s_choices_become_each_family_s_own_arguments() -> None:
+    """What eval's flags mean to a family is the family's (`FamilySpec.eval_args`); -T's
+    value for the same argument wins over a default."""
+    from labcoat.families import EvalChoices, eval_task_args
+
+    chosen = EvalChoices(agent_in_sandbox=True, idea_hint=True, secrets_file="task.env")
+    args = eval_task_args(chosen, {"paperbench": {"split": "dev"}})
+    assert args == {
+        "rebench": {"secrets": "task.env"},
+        "researchcodebench": {"mode": "agent"},
+        "paperbench": {"split": "dev"},
+        "researchgym": {"idea_hint": True},
+    }
+    given = eval_task_args(chosen, {"researchcodebench": {"mode": "generate"}})
+    assert given["researchcodebench"] == {"mode": "generate"}
+    # no choice made: no family gets an argument it was not given
+    assert eval_task_args(EvalChoices(), {}) == {}

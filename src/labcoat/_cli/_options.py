@@ -153,13 +153,6 @@ def read_secrets(secrets_file: str | None) -> None:
         use_secrets_file(secrets_file)
 
 
-def with_secrets(task_args: dict[str, dict[str, Any]], secrets_file: str | None) -> None:
-    """Give the secrets file to the families that read one (and to this process's checks)."""
-    if secrets_file:
-        read_secrets(secrets_file)
-        task_args.setdefault("rebench", {})["secrets"] = secrets_file
-
-
 def budget_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Per-sample limits of the research agent (they replace the task's own time budget),
     and its web search."""

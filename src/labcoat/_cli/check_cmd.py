@@ -9,7 +9,7 @@ import sys
 import anyio
 import click
 
-from labcoat._cli._options import run_choices, secrets_option, selection_options, with_secrets
+from labcoat._cli._options import read_secrets, run_choices, secrets_option, selection_options
 from labcoat._run._check import (
     DOCKER_GUARANTEES,
     check_entries,
@@ -69,7 +69,7 @@ def command(
     One line per problem; exit 2 if there is any."""
     if target is None and (task_ids or family):
         raise click.UsageError("--task and --family choose tasks of a TARGET: give one")
-    with_secrets({}, secrets_file)
+    read_secrets(secrets_file)
     entries: list[TaskEntry] = []
     checked = None
     if target is not None:

@@ -26,7 +26,6 @@ from labcoat._cli._options import (
     run_options,
     secrets_option,
     selection_options,
-    with_secrets,
 )
 from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._output import stdout_to_stderr
@@ -40,6 +39,7 @@ from labcoat._run._results import run_exit_code
 from labcoat._run._tasks import eval_log_dir, selected_entries, sole_family
 from labcoat._util.run_choices import using
 from labcoat.agents import AGENT_NAMES, check_agent_name, works_in_sandbox
+from labcoat.families import EvalChoices, eval_task_args
 
 # --help: what most runs set first, then each kind of option together
 SECTIONS = (
@@ -186,15 +186,11 @@ def command(
         read_secrets(secrets_file)
         if task_arg and family is None:
             family = sole_family(target)  # -T is one family's: a one-family target says which
-        family_args = parse_task_args(task_arg, family)
-        with_secrets(family_args, secrets_file)
-        if works_in_sandbox(agent):
-            # ResearchCodeBench's default generate mode has no sandbox: its agent mode has one
-            family_args.setdefault("researchcodebench", {}).setdefault("mode", "agent")
+        # each family's own arguments for these choices (its FamilySpec's eval_args)
+        chosen = EvalChoices(works_in_sandbox(agent), idea_hint, secrets_file)
+        family_args = eval_task_args(chosen, parse_task_args(task_arg, family))
         entries = selected_entries(target, list(task_ids), family, family_args, runnable=True)
         check_run_samples(sum(e.samples for e in entries if not e.problem), epochs or 1)
-        if idea_hint:
-            family_args.setdefault("researchgym", {})["idea_hint"] = True
         options = RunConfig(
             agents=[agent],
             sandbox=sandbox,

@@ -8,7 +8,7 @@ import sys
 import click
 from rich.table import Table
 
-from labcoat._cli._options import secrets_option, with_secrets
+from labcoat._cli._options import read_secrets, secrets_option
 from labcoat._cli._output import print_table
 from labcoat._cli._say import say
 from labcoat._errors import LabcoatError
@@ -47,7 +47,7 @@ def _cannot_run_here(entries: list[TaskEntry]) -> dict[str, str]:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list, one object per task.")
 def command(target: str, family: str | None, secrets_file: str | None, as_json: bool) -> None:
     """List the tasks in TARGET: `mini` (bundled) or a path to a benchmark folder."""
-    with_secrets({}, secrets_file)  # before discovery: a family's get_tasks() may need one
+    read_secrets(secrets_file)  # before discovery: a family's get_tasks() may need one
     # listing builds no task images and runs no install() (RE-Bench's get_tasks() runs
     # in the family's Python environment when its source does not spell out its tasks)
     with without_image_builds():

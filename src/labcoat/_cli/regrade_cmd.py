@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from labcoat._cli._options import secrets_option, with_secrets
+from labcoat._cli._options import read_secrets, secrets_option
 from labcoat._cli._output import print_table, stdout_to_stderr
 from labcoat._errors import LabcoatError
 
@@ -54,8 +53,11 @@ def command(
         raise LabcoatError(f"{log_dir}: no such folder")
     if not folder.is_dir():
         raise LabcoatError(f"{log_dir}: not a folder (give the folder of the .eval logs)")
-    task_args: dict[str, dict[str, Any]] = {}
-    with_secrets(task_args, secrets_file)
+    from labcoat.families import EvalChoices, eval_task_args
+
+    read_secrets(secrets_file)
+    # the secrets file goes to the families that read one when they score again
+    task_args = eval_task_args(EvalChoices(secrets_file=secrets_file), {})
     # the regrade's own table is its output: Inspect's per-task panels (its eval's
     # display) are left out, their content is in the regrade logs; anything else that
     # writes to stdout meanwhile (a child process, a warning) goes to stderr

@@ -13,11 +13,11 @@ from labcoat._cli._budget_note import print_budget
 from labcoat._cli._options import (
     campaign_budget,
     campaign_options,
+    read_secrets,
     run_choices,
     run_options,
     secrets_option,
     selection_options,
-    with_secrets,
 )
 from labcoat._cli._options import ray_address as ray_address_of
 from labcoat._cli._output import stdout_to_stderr
@@ -31,6 +31,7 @@ from labcoat._run._validate import Verdict, judge
 from labcoat._unavailable import EXIT_NOTHING_RAN, LABEL
 from labcoat._util.quiet import quiet_console
 from labcoat._util.run_choices import using
+from labcoat.families import EvalChoices, eval_task_args
 from labcoat.sandbox import weaker_isolation
 
 # the log folder's parts (docs/cli.md)
@@ -67,8 +68,8 @@ def command(
     as_json: bool,
 ) -> None:
     """Run the oracle and noop agents on every task of TARGET; exit 0 only if all pass."""
-    task_args: dict = {}
-    with_secrets(task_args, secrets_file)
+    read_secrets(secrets_file)
+    task_args = eval_task_args(EvalChoices(secrets_file=secrets_file), {})
     choices = run_choices(task_python, any_gpu_model)
     with using(choices):  # discovery checks a task's GPUs (--any-gpu-model)
         entries = selected_entries(target, list(task_ids), family, runnable=True)

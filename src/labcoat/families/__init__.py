@@ -4,6 +4,7 @@ from labcoat.families._entry import TaskEntry, ValidationThresholds
 from labcoat.families._registry import (
     broken_entry,
     discover,
+    eval_task_args,
     family_grader_version,
     family_module,
     family_names,
@@ -13,15 +14,17 @@ from labcoat.families._registry import (
     select,
     task_function,
 )
-from labcoat.families._spec import FamilyProvenance, FamilySpec
+from labcoat.families._spec import EvalChoices, FamilyProvenance, FamilySpec
 
 __all__ = [
+    "EvalChoices",
     "FamilyProvenance",
     "FamilySpec",
     "TaskEntry",
     "ValidationThresholds",
     "broken_entry",
     "discover",
+    "eval_task_args",
     "family_grader_version",
     "family_module",
     "family_names",

@@ -10,13 +10,13 @@ import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from labcoat._errors import LabcoatError, TaskDataError
 from labcoat._util.names import check_name, shown, unsafe_character
 from labcoat._util.suggest import did_you_mean
 from labcoat.families._entry import TaskEntry
-from labcoat.families._spec import FamilySpec
+from labcoat.families._spec import EvalChoices, FamilySpec
 
 if TYPE_CHECKING:  # Inspect is imported only when a task runs (`labcoat list` stays fast)
     from inspect_ai import Task
@@ -63,6 +63,19 @@ def family_spec(name: str) -> FamilySpec:
     if not isinstance(spec, FamilySpec) or spec.name != name:
         raise LabcoatError(f"{module.__name__}: SPEC must be the FamilySpec named '{name}'")
     return spec
+
+
+def eval_task_args(
+    choices: EvalChoices, given: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each family's task arguments for `labcoat eval`'s choices (its spec's `eval_args`)
+    from `given` (`-T`'s, by family); a family left as it was gets no entry."""
+    args = {name: dict(values) for name, values in given.items()}
+    for name in FAMILY_MODULES:
+        mine = family_spec(name).eval_args(choices, args.get(name, {}))
+        if mine or name in args:
+            args[name] = mine
+    return args
 
 
 def task_function(name: str) -> Callable[..., Task]:

@@ -38,6 +38,22 @@ def no_family_inputs(meta: Metadata, scored: Metadata) -> FamilyProvenance:
 
 
 @dataclass(frozen=True)
+class EvalChoices:
+    """What `labcoat eval` chose that a family may turn into task arguments of its own."""
+
+    agent_in_sandbox: bool = False
+    """The agent works in a sandbox (every agent but the generate-only ones)."""
+    idea_hint: bool = False
+    """`--idea-hint` (ResearchGym's ablation)."""
+    secrets_file: str | None = None
+    """`--secrets-file` (RE-Bench's task secrets)."""
+
+
+def given_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
+    return given
+
+
+@dataclass(frozen=True)
 class FamilySpec:
     """One benchmark family, as shared code sees it."""
 
@@ -69,6 +85,9 @@ class FamilySpec:
     """Narrows the tasks chosen by the family's task arguments (PaperBench's `split`)."""
     report_rank: int = 1000
     """Where the family comes in a report's lists (lower first)."""
+    eval_args: Callable[[EvalChoices, dict[str, Any]], dict[str, Any]] = given_args
+    """The family's task arguments for `labcoat eval`'s choices, from those given with
+    `-T` (a default the choices imply, or what a flag of the family's sets)."""
     report_sections: tuple[str, ...] = ()
     """The report's family-specific sections to draw (names in
     `labcoat.report._family_sections.SECTIONS`); none: the shared sections only."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from labcoat.families._provenance_parts import sidecar_part
-from labcoat.families._spec import FamilyProvenance, FamilySpec, Metadata
+from labcoat.families._spec import EvalChoices, FamilyProvenance, FamilySpec, Metadata
 from labcoat.families.rebench._preflight import preflight
 from labcoat.families.rebench._task import FAMILY, discover, rebench
 
@@ -24,6 +25,11 @@ def provenance(meta: Metadata, scored: Metadata) -> FamilyProvenance:
     return FamilyProvenance(inputs=inputs, limits={k: m.get(k) for k in LIMITS})
 
 
+def eval_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
+    # the secrets file, read again where the sample is scored (a Ray node too)
+    return {**given, "secrets": choices.secrets_file} if choices.secrets_file else given
+
+
 SPEC = FamilySpec(
     name=FAMILY,
     title="RE-Bench",
@@ -35,4 +41,5 @@ SPEC = FamilySpec(
     report_rank=0,
     provenance=provenance,
     preflight=preflight,
+    eval_args=eval_args,
 )

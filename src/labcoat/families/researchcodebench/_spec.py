@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from labcoat.families._provenance_hash import json_hash, top_files_hash
-from labcoat.families._spec import FamilyProvenance, FamilySpec, Metadata
+from labcoat.families._spec import EvalChoices, FamilyProvenance, FamilySpec, Metadata
 from labcoat.families.researchcodebench._discover import FAMILY, discover
 from labcoat.families.researchcodebench._preflight import preflight
 from labcoat.families.researchcodebench._task import researchcodebench
@@ -48,6 +48,11 @@ def grader_limits(meta: Metadata) -> dict[str, Any]:
     }
 
 
+def eval_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
+    # the default generate mode has no sandbox; an agent that works in one gets agent mode
+    return {"mode": "agent", **given} if choices.agent_in_sandbox else given
+
+
 SPEC = FamilySpec(
     name=FAMILY,
     title="ResearchCodeBench",
@@ -59,5 +64,6 @@ SPEC = FamilySpec(
     provenance=provenance,
     grader_limits=grader_limits,
     preflight=preflight,
+    eval_args=eval_args,
     report_sections=("papers_and_failures",),
 )

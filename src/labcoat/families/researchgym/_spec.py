@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from labcoat.families._provenance_parts import file_part, sidecar_part, used_sidecar_part
-from labcoat.families._spec import FamilyProvenance, FamilySpec, Metadata
+from labcoat.families._spec import EvalChoices, FamilyProvenance, FamilySpec, Metadata
 from labcoat.families.researchgym._preflight import preflight
 from labcoat.families.researchgym._task import FAMILY, discover, researchgym
 
@@ -28,6 +29,10 @@ def provenance(meta: Metadata, scored: Metadata) -> FamilyProvenance:
     return FamilyProvenance(inputs={"sidecar": sidecar}, limits=limits)
 
 
+def eval_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
+    return {**given, "idea_hint": True} if choices.idea_hint else given
+
+
 SPEC = FamilySpec(
     name=FAMILY,
     title="ResearchGym",
@@ -38,5 +43,6 @@ SPEC = FamilySpec(
     report_rank=1,
     provenance=provenance,
     preflight=preflight,
+    eval_args=eval_args,
     report_sections=("subtasks",),
 )
