@@ -36,7 +36,8 @@ from docker_engine import (
 )
 
 WHY_NOT = unavailable()
-pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
+# minutes to an hour on 2 cores: `./test -m slow tests/containers` (deselected otherwise)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))]
 
 ARTIFACT = REPO / "test-artifacts" / "containers" / "least_privilege.md"
 
