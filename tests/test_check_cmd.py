@@ -372,6 +372,22 @@ def test_an_unknown_refusal_says_bwrap_s_words_and_no_made_up_remedy() -> None:
     assert "Invalid argument" in missing.line() and "none labcoat knows" in missing.line()
 
 
+def test_root_without_the_capabilities_its_mode_needs_is_named_with_both_remedies() -> None:
+    """Root's mode makes namespaces without a user namespace (measured: CAP_SYS_ADMIN for
+    the mount namespace, CAP_NET_ADMIN for the loopback; docs/containers.md)."""
+    no_mount = "Creating new namespace failed: Operation not permitted"
+    missing = _only(_facts(namespaces=no_mount, seccomp=False))
+    assert missing.kind == "capability"
+    assert "Docker: `--cap-add SYS_ADMIN`" in missing.line()
+    assert "Kubernetes: `securityContext.capabilities.add: [SYS_ADMIN]`" in missing.line()
+    loopback = "loopback: Failed RTM_NEWADDR: No child processes"
+    missing = _only(_facts(namespaces=loopback, seccomp=False))
+    assert missing.kind == "capability" and "Docker: `--cap-add NET_ADMIN`" in missing.line()
+    # an ordinary user's refusal is not root's capability
+    missing = _only(_facts(namespaces=no_mount, seccomp=False, root=False))
+    assert missing.kind == "unknown"
+
+
 def test_nothing_is_missing_outside_a_container_or_where_all_is_given() -> None:
     assert _container.missing_permissions(_facts(signal=None, namespaces=NO_NAMESPACE)) == []
     assert _container.missing_permissions(_facts(masked=("/proc/kcore",))) == []

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
 
 SECCOMP = ("--security-opt", "seccomp=unconfined")
 SYSTEMPATHS = ("--security-opt", "systempaths=unconfined")
+SYS_ADMIN = ("--cap-add", "SYS_ADMIN")
 MISSING = "labcoat check: missing in this container: "
 # max_user_namespaces is a limit of each user namespace: one of our own with it at 0
 # refuses every namespace made inside it, as the sysctl does on a host (the host's own
@@ -60,8 +61,17 @@ def _engine_info(template: str) -> str:
 CASES = {
     "defaults": ((), "python -m labcoat check", "root"),
     "defaults, an ordinary user": ((), "python -m labcoat check", "lab"),
-    "seccomp unconfined": (SECCOMP, "python -m labcoat check", "root"),
-    "all it needs": ((*SECCOMP, *SYSTEMPATHS), "python -m labcoat check", "root"),
+    # one user (lab-one): the measured least privilege is seccomp and system paths
+    "seccomp unconfined": (SECCOMP, "python -m labcoat check", "lab-one"),
+    "all it needs": ((*SECCOMP, *SYSTEMPATHS), "python -m labcoat check", "lab-one"),
+    # root's mode makes its namespaces without a user namespace: two capabilities
+    "root, seccomp unconfined": (SECCOMP, "python -m labcoat check", "root"),
+    "root, + SYS_ADMIN": ((*SECCOMP, *SYS_ADMIN), "python -m labcoat check", "root"),
+    "root, all it needs": (
+        (*SECCOMP, *SYS_ADMIN, "--cap-add", "NET_ADMIN"),
+        "python -m labcoat check",
+        "root",
+    ),
     "no user namespaces": (
         (*SECCOMP, *SYSTEMPATHS, "-e", "LABCOAT_SANDBOX_MODE=one-user"),
         NO_USERNS,
@@ -106,14 +116,23 @@ def test_masked_proc_paths_are_named(runs: dict) -> None:
     )
 
 
+def test_root_s_missing_capabilities_are_named(runs: dict) -> None:
+    line = _one(runs, "root, seccomp unconfined")
+    assert "needs CAP_SYS_ADMIN" in line and "Docker: `--cap-add SYS_ADMIN`" in line
+    assert "Kubernetes: `securityContext.capabilities.add: [SYS_ADMIN]`" in line
+    line = _one(runs, "root, + SYS_ADMIN")
+    assert "needs CAP_NET_ADMIN" in line and "Docker: `--cap-add NET_ADMIN`" in line
+
+
 def test_with_all_it_needs_nothing_is_missing(runs: dict) -> None:
-    done = runs["all it needs"]
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert missing_lines(done) == []
-    assert (
-        "labcoat check: in a container (/.dockerenv): it gives the sandbox all it needs"
-        in done.stderr
-    )
+    for name in ("all it needs", "root, all it needs"):
+        done = runs[name]
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert missing_lines(done) == []
+        assert (
+            "labcoat check: in a container (/.dockerenv): it gives the sandbox all it needs"
+            in done.stderr
+        )
 
 
 def test_no_user_namespaces_are_named(runs: dict) -> None:

@@ -59,7 +59,7 @@ class Missing:
     """One permission the container withholds and how each runtime gives it."""
 
     kind: str
-    """`seccomp`, `systempaths`, `apparmor`, `userns`, `cgroup` or `unknown`."""
+    """`seccomp`, `capability`, `systempaths`, `apparmor`, `userns`, `cgroup` or `unknown`."""
     what: str
     docker: str
     kubernetes: str
@@ -131,6 +131,15 @@ def _namespaces_missing(facts: ContainerFacts) -> Missing:
             "without a user namespace of its own has the host's value)",
             "as root on the node, the same sysctl (no pod field sets it)",
         )
+    if facts.root and "loopback" in said:
+        return Missing(
+            "capability",
+            f"root's sandbox sets up its own loopback, which needs CAP_NET_ADMIN ({said})",
+            "`--cap-add NET_ADMIN` (or run labcoat as an ordinary user: one user needs "
+            "no capability)",
+            "`securityContext.capabilities.add: [NET_ADMIN]` (or `runAsUser` of a user "
+            "without a subordinate range)",
+        )
     if facts.seccomp:
         return Missing(
             "seccomp",
@@ -139,6 +148,16 @@ def _namespaces_missing(facts: ContainerFacts) -> Missing:
             "with CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID ...)",
             "`securityContext.seccompProfile.type: Unconfined` (or `Localhost` with such a "
             "profile)",
+        )
+    if facts.root and "Operation not permitted" in said:
+        return Missing(
+            "capability",
+            f"root's sandbox makes its mount namespace without a user namespace, which needs "
+            f"CAP_SYS_ADMIN ({said})",
+            "`--cap-add SYS_ADMIN` (or run labcoat as an ordinary user: one user needs no "
+            "capability)",
+            "`securityContext.capabilities.add: [SYS_ADMIN]` (or `runAsUser` of a user "
+            "without a subordinate range)",
         )
     return Missing(
         "unknown",
@@ -201,9 +220,12 @@ def _try_bwrap() -> tuple[str | None, str | None]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return None, None  # said elsewhere, with how to install it
-    argv = [bwrap, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    # root's mode makes no user namespace (`--unshare-all` would try one, and a fresh /proc
+    # in a user namespace needs unmasked paths that root's sandbox does not)
+    spaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
     if isolation() is not Isolation.ROOT:
-        argv.insert(1, "--unshare-user")
+        spaces.insert(0, "--unshare-user")
+    argv = [bwrap, *spaces, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     try:
         done = subprocess.run([*argv, "true"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as ex:
