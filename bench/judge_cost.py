@@ -5,10 +5,10 @@ only `config.yaml` and `rubric.json` are read, so LFS pointers do not matter).
 
 Both judges talk to the same stub model (Inspect's mockllm with a scripted answerer) that
 counts every call and estimates tokens as characters / 4 (no tokenizer, fully offline), and
-both read the same synthetic attempt with the same budgets (10 files, 60,000 characters of
+both read the same synthetic attempt with the same reading limits (10 files, 60,000 characters of
 files, a 12,000-character reduced log, the paper):
 
-- labcoat: files chosen once per paper and category (no call when they fit the budget),
+- labcoat: files chosen once per paper and category (no call when they fit the reading limits),
   sibling leaves of one category graded in one structured call, small sibling groups of one
   category under one top-level requirement packed into one call (up to 12 leaves);
 - baseline: for every leaf, one call to rank the files for that leaf, one to grade it, one to
@@ -48,7 +48,6 @@ from inspect_ai.model import (
 
 from labcoat.families.paperbench import (
     CODE_DEVELOPMENT,
-    Budget,
     GradedNode,
     JudgeInput,
     JudgeResult,
@@ -58,6 +57,7 @@ from labcoat.families.paperbench import (
     LocalFiles,
     MemoryCache,
     Paper,
+    ReadingLimits,
     Reproduction,
     find_paper_dirs,
     grade_tree,
@@ -151,7 +151,7 @@ class PerLeafBaseline:
     """SimpleJudge's per-leaf design, reimplemented from its published description."""
 
     model: Model
-    budget: Budget
+    reading: ReadingLimits
     name: str = "per-leaf baseline"
 
     async def judge(self, inp: JudgeInput) -> JudgeResult:
@@ -159,7 +159,7 @@ class PerLeafBaseline:
         addendum = f"The addendum:\n{inp.paper.addendum or '(none)'}"
         script = await inp.submission.read_text(REPRODUCE_SH) or ""
         view = inp.executed or inp.submission
-        log = reduce_log(await view.read_text(REPRODUCE_LOG) or "", self.budget.log_chars)
+        log = reduce_log(await view.read_text(REPRODUCE_LOG) or "", self.reading.log_chars)
         trees: dict[str, list[str]] = {}
         grades: dict[tuple[int, ...], LeafGrade] = {}
         usage = JudgeUsage()
@@ -177,9 +177,9 @@ class PerLeafBaseline:
             ranked = await self._ask(
                 [RANK_SYSTEM, paper, addendum, criterion, "Directory tree:\n" + "\n".join(files)]
             )
-            chosen = [f for f in ranked.splitlines() if f in files][: self.budget.max_files]
-            texts = await read_capped(view, chosen, self.budget.file_chars)
-            body, _ = format_files(texts, self.budget.context_chars)
+            chosen = [f for f in ranked.splitlines() if f in files][: self.reading.max_files]
+            texts = await read_capped(view, chosen, self.reading.file_chars)
+            body, _ = format_files(texts, self.reading.context_chars)
             logs = [f"reproduce.sh:\n{script}"]
             if category != CODE_DEVELOPMENT:
                 logs.append(f"reproduce.log:\n{log}")
@@ -258,7 +258,7 @@ class Row:
 async def measure(papers_dir: Path, paper_chars: int) -> list[Row]:
     stub = CountingStub()
     model = get_model("mockllm/model", custom_outputs=stub, memoize=False)
-    budget = Budget()
+    reading = ReadingLimits()
     rows = []
     with tempfile.TemporaryDirectory(prefix="labcoat-judge-cost-") as tmp:
         repo, outputs = make_attempt(Path(tmp) / "attempt")
@@ -270,15 +270,15 @@ async def measure(papers_dir: Path, paper_chars: int) -> list[Row]:
             leaves = sum(1 for _ in paper.rubric.leaves())
             cache = MemoryCache()
             stub.reset()
-            ours = await LLMJudge(model, cache=cache, budget=budget).judge(inp)
+            ours = await LLMJudge(model, cache=cache, reading=reading).judge(inp)
             labcoat = (stub.calls, stub.tokens)
             assert ours.usage.calls == stub.calls and ours.invalid_leaves == 0
             stub.reset()
-            again = await LLMJudge(model, cache=cache, budget=budget).judge(inp)
+            again = await LLMJudge(model, cache=cache, reading=reading).judge(inp)
             regrade = stub.calls
             assert again.usage.cache_hits > 0
             stub.reset()
-            theirs = await PerLeafBaseline(model, budget).judge(inp)
+            theirs = await PerLeafBaseline(model, reading).judge(inp)
             baseline = (stub.calls, stub.tokens)
             assert theirs.usage.calls == stub.calls == 3 * leaves
             _same_verdicts(ours.tree, theirs.tree)
