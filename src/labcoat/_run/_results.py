@@ -305,10 +305,10 @@ def collect_results(logs: list[EvalLog]) -> list[TaskResult]:
             if isinstance(raw, int | float):
                 result.raw.append(float(raw))
             # a scored run without a normalized value (no scale) is listed, not counted
-            known = isinstance(normalized, int | float)
-            result.normalized.append(float(normalized) if known else math.nan)  # type: ignore[arg-type]
-            weight = score.value.get(WEIGHT)
-            result.weights.append(float(weight) if weight is not None else 1.0)
+            result.normalized.append(
+                float(normalized) if isinstance(normalized, int | float) else math.nan
+            )
+            result.weights.append(float(score.value.get(WEIGHT, 1.0)))
             result._value_runs.append(run)
     grouped: dict[str, list[TaskResult]] = defaultdict(list)
     for result in results.values():
