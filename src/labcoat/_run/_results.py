@@ -20,11 +20,9 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from labcoat import _unavailable
 from labcoat._run._budget import is_not_started
+from labcoat.families import family_spec, is_family
 from labcoat.families._score import ERROR_RULE, NORMALIZED, RAW, WEIGHT, mean_over_runs
 from labcoat.integrity import run_flags
-
-SAMPLE_UNITS = {"researchcodebench": "snippets"}
-"""What a family's samples are, where a run holds several (the tables name the unit)."""
 
 
 @dataclass
@@ -100,7 +98,7 @@ class TaskResult:
     @property
     def sample_unit(self) -> str:
         """What this family's samples are called in the tables (`snippets`)."""
-        return SAMPLE_UNITS.get(self.family, "samples")
+        return family_spec(self.family).sample_unit if is_family(self.family) else "samples"
 
     def _add(self, run: tuple[str, int], outcome: str) -> None:
         self._run_samples.setdefault(run, []).append(outcome)

@@ -53,6 +53,10 @@ def given_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
     return given
 
 
+def timed_at_top_level(meta: Metadata) -> bool:
+    return bool(meta.get("timing_sensitive"))
+
+
 @dataclass(frozen=True)
 class FamilySpec:
     """One benchmark family, as shared code sees it."""
@@ -91,6 +95,11 @@ class FamilySpec:
     report_sections: tuple[str, ...] = ()
     """The report's family-specific sections to draw (names in
     `labcoat.report._family_sections.SECTIONS`); none: the shared sections only."""
+    sample_unit: str = "samples"
+    """What the family's samples are called in the tables (`snippets`)."""
+    timed: Callable[[Metadata], bool] = timed_at_top_level
+    """Whether a sample's score times code (a regrade measures it again), from its
+    metadata."""
 
     def discover_in(self, folder: Path, task_ids: Iterable[str]) -> list[TaskEntry]:
         ids = list(task_ids)

@@ -27,7 +27,7 @@ from labcoat._errors import LabcoatError
 from labcoat._util.inspect_names import NO_MODEL
 from labcoat._util.quiet import quiet_console
 from labcoat._util.suggest import did_you_mean
-from labcoat.families import family_grader_version, task_function
+from labcoat.families import family_grader_version, family_spec, is_family, task_function
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
@@ -254,11 +254,11 @@ def _results(logs: list[EvalLog], todo: list[Candidate]) -> list[Regraded]:
 
 
 def _timed(metadata: dict[str, Any]) -> bool:
-    """Whether the sample's score times code: RE-Bench keeps the flag in its own
-    metadata (`rebench.timing_sensitive`); a family may also set it at the top level."""
-    family = metadata.get("rebench")
-    nested = family.get("timing_sensitive") if isinstance(family, dict) else False
-    return bool(metadata.get("timing_sensitive") or nested)
+    """Whether the sample's score times code, as the sample's family reads its metadata."""
+    family = metadata.get("family")
+    if isinstance(family, str) and is_family(family):
+        return family_spec(family).timed(metadata)
+    return bool(metadata.get("timing_sensitive"))
 
 
 def _unbuilt(c: Candidate, error: str) -> Regraded:

@@ -25,6 +25,13 @@ def provenance(meta: Metadata, scored: Metadata) -> FamilyProvenance:
     return FamilyProvenance(inputs=inputs, limits={k: m.get(k) for k in LIMITS})
 
 
+def timed(meta: Metadata) -> bool:
+    # RE-Bench keeps the flag in its own metadata; a top-level one counts too
+    nested = meta.get(FAMILY)
+    in_family = isinstance(nested, dict) and nested.get("timing_sensitive")
+    return bool(meta.get("timing_sensitive") or in_family)
+
+
 def eval_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
     # the secrets file, read again where the sample is scored (a Ray node too)
     return {**given, "secrets": choices.secrets_file} if choices.secrets_file else given
@@ -42,4 +49,5 @@ SPEC = FamilySpec(
     provenance=provenance,
     preflight=preflight,
     eval_args=eval_args,
+    timed=timed,
 )

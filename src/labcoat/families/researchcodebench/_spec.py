@@ -66,4 +66,5 @@ SPEC = FamilySpec(
     preflight=preflight,
     eval_args=eval_args,
     report_sections=("papers_and_failures",),
+    sample_unit="snippets",
 )
