@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from labcoat.sandbox._layout import UNSAFE_STANDIN_ENV
+
 pytestmark = pytest.mark.skipif(shutil.which("unshare") is None, reason="util-linux unshare")
 
 
@@ -29,7 +31,9 @@ def _refused(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str
         text=True,
         timeout=300,
         cwd=tmp_path,
-        env={**os.environ, "LABCOAT_SANDBOX_MODE": "one-user"},
+        # root only of its own namespace (the caller outside it): the one-user mode's
+        # agent is not host root, whatever the caller's environment asks of root
+        env={**os.environ, "LABCOAT_SANDBOX_MODE": "one-user", UNSAFE_STANDIN_ENV: "1"},
     )  # fmt: skip
 
 

@@ -13,7 +13,7 @@ import anyio
 
 from labcoat._errors import LabcoatError
 from labcoat._util.lfs import LFS_POINTERS, LfsPointerError, lfs_pointers, pointer_lines
-from labcoat.families import TaskEntry, family_module
+from labcoat.families import TaskEntry, family_spec
 from labcoat.families._preflight import Preflight
 from labcoat.sandbox import (
     EnvironmentBuildError,
@@ -64,7 +64,7 @@ class Checked:
 
 
 def preflight_of(entry: TaskEntry) -> Preflight:
-    hook = getattr(family_module(entry.family), "preflight", None)
+    hook = family_spec(entry.family).preflight
     return hook(entry) if hook is not None else Preflight()
 
 

@@ -11,7 +11,11 @@ inodes are the sample's alone; and, labcoat run as root, the sample's own /dev n
 A place inside a tree where the host has mounted something else (a folder or a file
 bound there, as container runtimes do with /etc/resolv.conf or a GPU driver's
 libraries) is not seen through the tree's overlay: a folder gets an overlay of its own,
-a file is bound as it is (shared: docs/sandbox.md, "What samples share").
+a file is bound as it is (shared: docs/sandbox.md, "What samples share"). And a lone
+file whose folder holds such mounts (a container's /etc/ld.so.cache beside its
+/etc/hosts) is copied into the sample's own tmpfs instead of overlaying the folder: in a
+user namespace the kernel refuses an overlay of a folder with mounts inside (EINVAL),
+which would leave the file shared.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ class PrivateTrees:
     """Make the sample's own /dev nodes (only root can)."""
     mounts: list[str] = field(default_factory=host_mount_points)
     trees: list[str] = field(default_factory=list)
+    copies: list[str] = field(default_factory=list)
+    """Files the sample sees as copies of its own (see the module's docstring)."""
 
     def _mount_of(self, path: str) -> str:
         return max((m for m in self.mounts if _under(path, m)), key=len, default="/")
@@ -77,8 +83,15 @@ class PrivateTrees:
         for index, tree in enumerate(self.trees):
             if _under(real, tree) and self._mount_of(tree) == mount:
                 return self._at(index, os.path.relpath(real, tree))
+        if not os.path.isdir(real) and self._holds_mounts(os.path.dirname(real)):
+            if real not in self.copies:
+                self.copies.append(real)
+            return str(self.staging / _trees_exec.copy_name(self.copies.index(real)))
         self.trees.append(real if os.path.isdir(real) else os.path.dirname(real))
         return self._at(len(self.trees) - 1, "." if os.path.isdir(real) else os.path.basename(real))
+
+    def _holds_mounts(self, folder: str) -> bool:
+        return any(m != folder and _under(m, folder) for m in self.mounts)
 
     def _at(self, index: int, relative: str) -> str:
         return os.path.normpath(os.path.join(self.staging, str(index), relative))
@@ -122,5 +135,6 @@ class PrivateTrees:
             str(self.staging),
             "1" if self.devices else "0",
             *self.trees,
+            *(_trees_exec.COPY_MARK + path for path in self.copies),
             "--",
         ]

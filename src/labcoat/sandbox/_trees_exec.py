@@ -1,13 +1,15 @@
 """Give a sandbox its own overlays of the read-only trees it shares, then run bwrap.
 
-    python -I -S _trees_exec.py STAGING DEVICES TREE... -- PROGRAM ARGS...
+    python -I -S _trees_exec.py STAGING DEVICES TREE... [=FILE...] -- PROGRAM ARGS...
 
 In a mount namespace of its own (and, run by an ordinary user, a user namespace that
 maps that user to root), it mounts a small tmpfs at STAGING and under it, at STAGING/N,
 a read-only overlayfs whose one real layer is the Nth TREE. A file seen through an
 overlay is an inode of that overlay's own, and locks (flock, POSIX and OFD byte ranges)
 and leases belong to the inode: two samples that see one host tree through overlays of
-their own share none. Nothing is copied, and the page cache stays the host's.
+their own share none. Nothing is copied, and the page cache stays the host's, except
+each =FILE: a file whose folder holds host mounts (no overlay of that folder can be
+mounted rootless), copied to STAGING/copy-N, an inode of the sample's own.
 
 Where the kernel refuses an overlay (rootless before Linux 5.11, a tree on a file system
 overlayfs cannot stack on), that tree is bound as it is and stderr (the sample's
@@ -34,6 +36,10 @@ MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+COPY_MARK = "="
+"""Before a host path (always absolute): a file to copy, not a tree to overlay."""
+STAGING_BYTES = 1024 * 1024
+"""The staging tmpfs's room besides the copies (mount points and an empty file)."""
 EXIT_FAILED = 125
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -92,6 +98,25 @@ def _trees(staging: str, trees: list[str]) -> None:
                 _fail(f"could not bind {tree}: {os.strerror(error)}")
 
 
+def copy_name(index: int) -> str:
+    return f"copy-{index}"
+
+
+def _copies(staging: str, files: list[str]) -> None:
+    for index, path in enumerate(files):
+        target = os.path.join(staging, copy_name(index))
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o600))
+        try:
+            with open(path, "rb") as source, open(target, "wb") as copy:
+                copy.write(source.read())
+            os.chmod(target, stat.S_IMODE(os.stat(path).st_mode) & 0o555)
+        except OSError as ex:  # unreadable here: seen as it is, and the log says so
+            sys.stderr.write(f"labcoat trees: {path} is shared (copy: {ex.strerror})\n")
+            error = _mount(path, target, None, MS_BIND)
+            if error:
+                _fail(f"could not bind {path}: {os.strerror(error)}")
+
+
 def _devices(staging: str) -> None:
     folder = os.path.join(staging, "dev")
     os.mkdir(folder, 0o755)
@@ -101,18 +126,29 @@ def _devices(staging: str) -> None:
         os.chmod(path, 0o666)  # the umask took bits off
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path) + 4096  # a page each, at least
+    except OSError:
+        return 0
+
+
 def main() -> None:
     if len(sys.argv) < 4 or "--" not in sys.argv:
         _fail("usage: _trees_exec.py STAGING DEVICES TREE... -- PROGRAM ARGS...")
     split = sys.argv.index("--")
-    staging, devices, trees = sys.argv[1], sys.argv[2] == "1", sys.argv[3:split]
+    staging, devices, given = sys.argv[1], sys.argv[2] == "1", sys.argv[3:split]
+    trees = [t for t in given if not t.startswith(COPY_MARK)]
+    files = [t[len(COPY_MARK) :] for t in given if t.startswith(COPY_MARK)]
     argv = sys.argv[split + 1 :]
     _own_namespaces()
-    error = _mount("labcoat-trees", staging, "tmpfs", MS_NOSUID, "mode=0755,size=1m")
+    size = STAGING_BYTES + sum(_size(f) for f in files)
+    error = _mount("labcoat-trees", staging, "tmpfs", MS_NOSUID, f"mode=0755,size={size}")
     if error:
         _fail(f"could not mount a tmpfs at {staging}: {os.strerror(error)}")
     try:
         _trees(staging, trees)
+        _copies(staging, files)
         nothing = os.path.join(staging, "nothing")
         os.close(os.open(nothing, os.O_CREAT | os.O_WRONLY, 0o444))
         if devices:
