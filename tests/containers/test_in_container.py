@@ -84,7 +84,7 @@ def test_isolation_and_integrity_tests_pass_with_the_least_privilege(user: str) 
     tests = " ".join(shlex.quote(t) for t in users_tests())
     code, output = in_container(
         user,
-        f"python -m pytest -q -p no:cacheprovider -n 2 {tests}",
+        f"python -m pytest -q -rs -p no:cacheprovider -n 2 {tests}",
         timeout=3600,
         # the network tests and the cheat corpus need a LAN address (Docker's bridge), and
         # root here is root's mode only (not the tests' one-user stand-in for root)

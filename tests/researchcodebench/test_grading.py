@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from isolation_modes import SEPARATE_USERS
+from isolation_modes import SEPARATE_USERS, needs_one_user
 
 from labcoat.families.researchcodebench import FailureKind
 from labcoat.families.researchcodebench._environment import MissingModulesError
@@ -169,6 +169,7 @@ async def test_missing_modules_are_named(pool_kind: bool, tmp_path: Path) -> Non
             await pool.grade(paper, {"probe_mod.py": probe_file("return 1")})
 
 
+@needs_one_user
 async def test_without_root_runs_share_the_agent_user(
     pool_kind: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

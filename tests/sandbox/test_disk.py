@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from labcoat.sandbox._disk import allocated_bytes, fuse_problem
+from labcoat.sandbox._disk import _loop_disk, allocated_bytes, fuse_problem, release_mounts
 
 MECHANISMS = ["loop", "fuse", "watch"] if os.geteuid() == 0 else ["fuse", "watch"]
 MiB = 1024 * 1024
@@ -15,12 +18,27 @@ MiB = 1024 * 1024
 WATCH_SLACK = 1024 * MiB
 
 
+@functools.cache
+def loop_problem() -> str | None:
+    """Why root cannot mount a loop image here (None: it can); a container started with
+    root's least privilege has no loop devices."""
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            _loop_disk(Path(folder), 64 * MiB)
+        except OSError as ex:
+            return str(ex)
+        release_mounts(Path(folder))
+    return None
+
+
 @pytest.fixture(params=MECHANISMS)
 def mechanism(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, sandbox_mode: str
 ) -> str:
     if request.param == "fuse" and (problem := fuse_problem(sandbox_mode != "one-user")):
         pytest.skip(f"no FUSE image for this user here: {problem}")
+    if request.param == "loop" and (problem := loop_problem()):
+        pytest.skip(f"no loop image here: {problem}")
     monkeypatch.setenv("LABCOAT_SANDBOX_DISK", request.param)
     return str(request.param)
 
