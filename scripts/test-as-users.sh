@@ -82,7 +82,11 @@ install_for() {  # USER [MODE]: a fresh copy of the checkout, its .venv kept
     home="$(getent passwd "$user" | cut -d: -f6)"
     rm -rf "$home/labcoat.new"
     mkdir -p "$home/labcoat.new"
-    (cd "$root" && tar --exclude=./.venv --exclude=./.git -cf - .) | tar -xf - -C "$home/labcoat.new"
+    # without what runs beside this write into the checkout (CI's type check and suite:
+    # tar fails on a file that changes while it is read) and nothing a copy needs
+    (cd "$root" && tar --exclude=./.venv --exclude=./.git --exclude=./.mypy_cache \
+        --exclude=./.pytest_cache --exclude=./.ruff_cache --exclude=./logs \
+        --exclude=./test-artifacts --exclude=__pycache__ -cf - .) | tar -xf - -C "$home/labcoat.new"
     if [ -d "$home/labcoat/.venv" ]; then  # keep its .venv: a rerun installs nothing
         mv "$home/labcoat/.venv" "$home/labcoat.new/.venv"
     fi
