@@ -28,6 +28,7 @@ from labcoat._util.inspect_names import NO_MODEL
 from labcoat._util.quiet import quiet_console
 from labcoat._util.suggest import did_you_mean
 from labcoat.families import family_grader_version, family_spec, is_family, task_function
+from labcoat.families._spec import timed_at_top_level
 from labcoat.regrade._find import (
     ORIGINAL,
     REGRADE_META,
@@ -258,7 +259,7 @@ def _timed(metadata: dict[str, Any]) -> bool:
     family = metadata.get("family")
     if isinstance(family, str) and is_family(family):
         return family_spec(family).timed(metadata)
-    return bool(metadata.get("timing_sensitive"))
+    return timed_at_top_level(metadata)
 
 
 def _unbuilt(c: Candidate, error: str) -> Regraded:

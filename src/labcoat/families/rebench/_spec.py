@@ -6,7 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from labcoat.families._provenance_parts import sidecar_part
-from labcoat.families._spec import EvalChoices, FamilyProvenance, FamilySpec, Metadata
+from labcoat.families._spec import (
+    EvalChoices,
+    FamilyProvenance,
+    FamilySpec,
+    Metadata,
+    timed_at_top_level,
+)
 from labcoat.families.rebench._preflight import preflight
 from labcoat.families.rebench._task import FAMILY, discover, rebench
 
@@ -28,8 +34,9 @@ def provenance(meta: Metadata, scored: Metadata) -> FamilyProvenance:
 def timed(meta: Metadata) -> bool:
     # RE-Bench keeps the flag in its own metadata; a top-level one counts too
     nested = meta.get(FAMILY)
-    in_family = isinstance(nested, dict) and nested.get("timing_sensitive")
-    return bool(meta.get("timing_sensitive") or in_family)
+    return timed_at_top_level(meta) or bool(
+        isinstance(nested, dict) and nested.get("timing_sensitive")
+    )
 
 
 def eval_args(choices: EvalChoices, given: dict[str, Any]) -> dict[str, Any]:
