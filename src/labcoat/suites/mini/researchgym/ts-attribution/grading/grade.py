@@ -14,16 +14,18 @@ then scores the saliency maps against the true windows, which never leave this p
 The windows are a property of the data, so a method that finds the pattern in the series
 without asking the model would score on AUPRC too. The model check stops that: the same
 function explains, per problem, a decoy drawn here (make_data.make_decoy: a classifier of
-the graded architecture trained the same way on the problem's series, so that it
-classifies them as the graded one does, but decided by a random template where one is
-planted) on 400 series of the problem that carry the template, and its maps must find the
-template (mean AUPRC against its steps at least MODEL_CHECK_MIN). Any method that finds
-planted patterns would find it without asking the model, so the same series are also
-explained with the graded classifier, which was never trained on the template, and the
-maps must move with the model: their AUPRC against the template must be higher for the
-decoy than for the graded classifier by MODEL_CONTRAST_MIN on the mean (a map computed
-from the series alone is the same for both, a contrast of 0). When either does not hold,
-the AUPRC sub-tasks get no result and the output's `integrity_flags` says why.
+the graded architecture trained the same way on as many of the problem's series, so that
+it classifies them nearly as the graded one does, but decided by a random template where
+one is planted) on 400 series of the problem that carry the template, and its maps must
+find the template: mean AUPRC against its steps at least MODEL_CHECK_MIN for each
+problem's decoy (on the mean over problems, an explainer that told one decoy of three
+apart passed). Any method that finds planted patterns would find it without asking the
+model, so the same series are also explained with the graded classifier, which was never
+trained on the template, and the maps must move with the model: their AUPRC against the
+template must be higher for the decoy than for the graded classifier by MODEL_CONTRAST_MIN
+on the mean (a map computed from the series alone is the same for both, a contrast of 0).
+When either does not hold, the AUPRC sub-tasks get no result and the output's
+`integrity_flags` says why.
 
 A check is worth nothing if the explainer can tell it from grading, so every run looks
 the same to the agent's code: one command line, byte for byte (the model and the series
@@ -62,7 +64,7 @@ SCRATCH = Path(os.environ.get("LABCOAT_GRADE_SCRATCH", "/tmp/labcoat-grade"))
 PROCESS_TIMEOUT = 300
 KINDS = ("bump", "burst", "shift")
 DELETED_STEPS = 6
-MODEL_CHECK_MIN = 0.4  # decoy AUPRC: gradient methods get 0.5-0.9, a window detector 0.1-0.2
+MODEL_CHECK_MIN = 0.4  # each decoy's AUPRC: gradient methods 0.5-0.9, a window detector 0.1-0.3
 MODEL_CONTRAST_MIN = 0.05  # decoy minus graded AUPRC on the probes: gradient methods 0.15-0.5,
 # a map computed from the series alone exactly 0
 
@@ -144,7 +146,8 @@ def _probes() -> dict[str, tuple[Classifier, np.ndarray, np.ndarray, dict]]:
     rng = np.random.default_rng(secrets.randbits(128))
     probes = {}
     for kind in KINDS:
-        decoy, drawn, template = make_data.make_decoy(kind, rng)
+        graded = Classifier.load(str(HERE / "models" / f"{kind}.npz"))
+        decoy, drawn, template = make_data.make_decoy(kind, rng, graded)
         X, _, steps = make_data.make_probes(kind, rng, template, make_data.TEST)
         probes[kind] = (decoy, X, steps, drawn)
     return probes
@@ -193,17 +196,7 @@ def grade() -> dict:
         details[kind] = {"auprc": ap, "deletion": drop, "seconds": seconds["graded", kind]}
     if len(deletions) == len(KINDS):  # a mean over every problem, or no result
         subtasks["deletion"] = float(np.mean(deletions))
-    check = model_check(maps, probes, details, [f"{p}:{k}" for p, k in jobs])
-    failed = None
-    if check is None:
-        failed = "their AUPRC against the evidence of a decoy classifier could not be computed"
-    elif check[0] < MODEL_CHECK_MIN:
-        failed = (f"their AUPRC against the evidence of a decoy classifier is {check[0]:.3f} "
-                  f"(at least {MODEL_CHECK_MIN} needed)")
-    elif check[1] < MODEL_CONTRAST_MIN:
-        failed = (f"on the same series they find the evidence of a decoy classifier no better "
-                  f"for the decoy than for a classifier that ignores it (AUPRC higher by "
-                  f"{check[1]:.3f}, at least {MODEL_CONTRAST_MIN} needed)")
+    failed = check_failure(model_check(maps, probes, details, [f"{p}:{k}" for p, k in jobs]))
     if failed and any(subtasks[f"{kind}_auprc"] is not None for kind in KINDS):
         flags.append(f"explanations do not follow the model: {failed}, so the AUPRC "
                      f"sub-tasks are not credited")
@@ -212,10 +205,26 @@ def grade() -> dict:
     return {"subtasks": subtasks, "details": details, "integrity_flags": flags}
 
 
+def check_failure(check: tuple[tuple[str, float], float] | None) -> str | None:
+    """Why the maps do not follow the model, from `model_check`'s result; None if they do."""
+    if check is None:
+        return "their AUPRC against the evidence of a decoy classifier could not be computed"
+    (problem, found), moved = check
+    if found < MODEL_CHECK_MIN:
+        return (f"their AUPRC against the evidence of the {problem} decoy classifier is "
+                f"{found:.3f} (at least {MODEL_CHECK_MIN} needed for each problem)")
+    if moved < MODEL_CONTRAST_MIN:
+        return (f"on the same series they find the evidence of a decoy classifier no better "
+                f"for the decoy than for a classifier that ignores it (AUPRC higher by "
+                f"{moved:.3f}, at least {MODEL_CONTRAST_MIN} needed)")
+    return None
+
+
 def model_check(maps: dict, probes: dict, details: dict,
-                order: list[str]) -> tuple[float, float] | None:
-    """(mean AUPRC of the maps of the decoys against their templates' steps, how much
-    higher it is than that of the graded classifiers' maps of the same series)."""
+                order: list[str]) -> tuple[tuple[str, float], float] | None:
+    """((the problem whose decoy's maps find its template least, their mean AUPRC against
+    its steps), how much higher the decoys' AUPRC is than that of the graded classifiers'
+    maps of the same series, on the mean over problems)."""
     found, contrast = {}, {}
     for kind in KINDS:
         for purpose in ("probe", "contrast"):
@@ -225,9 +234,11 @@ def model_check(maps: dict, probes: dict, details: dict,
                 return None
         found[kind] = mean_auprc(maps["probe", kind], probes[kind][2])
         contrast[kind] = found[kind] - mean_auprc(maps["contrast", kind], probes[kind][2])
-    value, moved = float(np.mean(list(found.values()))), float(np.mean(list(contrast.values())))
+    lowest = min(found, key=found.get)
+    moved = float(np.mean(list(contrast.values())))
     details["model_check"] = {
-        "decoy_auprc": value,
+        "decoy_auprc": float(np.mean(list(found.values()))),
+        "lowest": {"problem": lowest, "decoy_auprc": found[lowest]},
         "per_problem": found,
         "required": MODEL_CHECK_MIN,
         "contrast": moved,
@@ -236,7 +247,7 @@ def model_check(maps: dict, probes: dict, details: dict,
         "decoys": {kind: probes[kind][3] for kind in KINDS},
         "order": order,
     }
-    return value, moved
+    return (lowest, found[lowest]), moved
 
 
 def main() -> None:
@@ -250,9 +261,11 @@ def main() -> None:
             print(info)
     check = result["details"].get("model_check")
     if isinstance(check, dict) and "decoy_auprc" in check:
-        print(f"model check: decoy AUPRC {check['decoy_auprc']:.4f} "
-              f"(at least {MODEL_CHECK_MIN}), higher than the graded classifiers' by "
-              f"{check['contrast']:.4f} (at least {MODEL_CONTRAST_MIN})")
+        lowest = check["lowest"]
+        print(f"model check: decoy AUPRC {check['decoy_auprc']:.4f}, lowest "
+              f"{lowest['decoy_auprc']:.4f} ({lowest['problem']}; at least {MODEL_CHECK_MIN} "
+              f"each), higher than the graded classifiers' by {check['contrast']:.4f} (at "
+              f"least {MODEL_CONTRAST_MIN})")
     for flag in result["integrity_flags"]:
         print(f"INTEGRITY: {flag}")
     text = json.dumps(result, indent=1)

@@ -17,7 +17,7 @@ of the problem; the AUPRC and deletion sub-tasks explain these.
 
 The model check's decoys are not files: grade.py draws them at grading time
 (`make_decoy`, `make_probes`): per problem, a classifier trained the same way on the
-problem's series, some of which carry a random template whose sign decides their label,
+problem's series and on more that carry a random template whose sign decides their label;
 and probe series of the problem, each with the template of the sign that says the other
 class. An explanation of the decoy must point at the template: a method that finds the
 problem's pattern without asking the model does not.
@@ -88,11 +88,12 @@ def train(X: np.ndarray, y: np.ndarray, seed: int, filters: int = 8, width: int 
 
 
 GRADING_SEEDS = {"bump": 11, "burst": 12, "shift": 13}
-DECOY_TRAIN = 2000
+DECOY_PLANTED = 1000  # series that carry the template, beside MODEL_TRAIN of the problem
 TEMPLATE_WIDTHS = (4, 5, 6)
 TEMPLATE_NORM = 3.0 * np.sqrt(2.0)  # the energy of a pair of 3-high spikes
 DECOY_FOLLOWS = 0.9  # a draw is kept when its pattern decides this share of its probes
 DECOY_TRIES = 5
+DECOY_CLEAN = 2000  # fresh series of the problem, to report how it classifies them
 
 
 def plant(X: np.ndarray, rng: np.random.Generator, avoid: np.ndarray,
@@ -110,29 +111,34 @@ def plant(X: np.ndarray, rng: np.random.Generator, avoid: np.ndarray,
     return mask
 
 
-def make_decoy(kind: str, rng: np.random.Generator) -> tuple[Classifier, dict, np.ndarray]:
+def _accuracy(model: Classifier, X: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(model.predict(X) == y))
+
+
+def make_decoy(kind: str, rng: np.random.Generator,
+               graded: Classifier) -> tuple[Classifier, dict, np.ndarray]:
     """A decoy for `kind`, drawn at grading time: a classifier of the graded architecture,
-    trained the same way on the problem's own series, so that on them it classifies as a
-    classifier of the problem does; but a third of its training series also carry a
-    pattern drawn here (a random template, which nothing outside this process knows) with
-    the label of its sign (+ says 1, - says 0), whatever the problem's window says.
-    Returns (decoy, what was drawn, template)."""
+    trained the same way on as many of the problem's series as the graded recipe uses
+    (MODEL_TRAIN), so that on them it classifies nearly as a graded classifier does, and on
+    DECOY_PLANTED more that carry a pattern drawn here (a random template, which nothing
+    outside this process knows) with the label of its sign (+ says 1, - says 0), whatever
+    the problem's window says. What was drawn says how much less accurate than `graded` it
+    is on fresh series of the problem. Returns (decoy, what was drawn, template)."""
     best: tuple[float, Classifier, np.ndarray] | None = None
     for _ in range(DECOY_TRIES):
         width = int(rng.choice(TEMPLATE_WIDTHS))
         template = rng.normal(0, 1, width)
         template *= TEMPLATE_NORM / np.linalg.norm(template)
-        X, y, window = make(kind, rng, DECOY_TRAIN)
-        X = X.astype(np.float64)
-        part = rng.integers(0, 3, DECOY_TRAIN)  # 0: as made, 1: +template, 2: -template
-        for which, label, sign in ((1, 1, 1.0), (2, 0, -1.0)):
-            rows = np.flatnonzero(part == which)
-            planted = X[rows]
-            plant(planted, rng, window[rows], np.tile(sign * template, (len(rows), 1)))
-            X[rows], y[rows] = planted, label
-        decoy = train(X.astype(np.float16), y, int(rng.integers(1 << 31)))
+        X, y, _ = make(kind, rng, MODEL_TRAIN)
+        planted, _, window = make(kind, rng, DECOY_PLANTED)
+        planted = planted.astype(np.float64)
+        signs = rng.choice([-1.0, 1.0], DECOY_PLANTED)
+        plant(planted, rng, window, signs[:, None] * template[None])
+        decoy = train(np.concatenate([X, planted.astype(np.float16)]),
+                      np.concatenate([y, (signs > 0).astype(np.int64)]),
+                      int(rng.integers(1 << 31)))
         probe_X, probe_y, _ = make_probes(kind, rng, template, 400)
-        follows = float(np.mean(decoy.predict(probe_X) == probe_y))
+        follows = _accuracy(decoy, probe_X, probe_y)
         if best is None or follows > best[0]:
             best = (follows, decoy, template)
         if follows >= DECOY_FOLLOWS:
@@ -140,7 +146,11 @@ def make_decoy(kind: str, rng: np.random.Generator) -> tuple[Classifier, dict, n
     # the best of the draws (a grading never fails for want of a decoy; all of them have
     # reached DECOY_FOLLOWS in the draws measured, docs/researchgym.md)
     follows, decoy, template = best
-    return decoy, {"template": template.round(3).tolist(), "follows": follows}, template
+    clean_X, clean_y, _ = make(kind, rng, DECOY_CLEAN)
+    gap = _accuracy(graded, clean_X, clean_y) - _accuracy(decoy, clean_X, clean_y)
+    drawn = {"template": template.round(3).tolist(), "follows": follows,
+             "accuracy_below_graded": round(gap, 4)}
+    return decoy, drawn, template
 
 
 def make_probes(kind: str, rng: np.random.Generator, template: np.ndarray,
