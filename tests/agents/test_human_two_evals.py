@@ -64,7 +64,10 @@ def test_two_evals_at_once_each_attach_reaches_its_own(tmp_path: Path) -> None:
         for name in logs:
             folder = os.path.realpath(logs[name])
             assert any(ids[name] in line and folder in line for line in lines), lines
-        assert "2 waiting elsewhere" in lines[-1] and "labcoat attach LOGDIR" in lines[-1]
+        # at least these two: another test's eval may be waiting beside them at this moment
+        waiting = re.search(r"\((\d+) waiting elsewhere\)", lines[-1])
+        assert waiting is not None and int(waiting.group(1)) >= 2, lines[-1]
+        assert "labcoat attach LOGDIR" in lines[-1]
         assert "Traceback" not in bare.stderr
 
         _work(Typist("attach", str(logs["one"])), "marker-of-one")  # by its log folder

@@ -10,7 +10,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +60,56 @@ def _runs(pid: int) -> bool:
     return _state(pid) not in ("", "Z", "X", "T", "t")
 
 
-def _signal(pids: set[int], sig: signal.Signals) -> None:
+def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
+
+
+def _generations(pids: set[int]) -> list[set[int]]:
+    """`pids` by depth in their own tree: those whose parent is not among them first,
+    then their children, and so on."""
+    parents = {pid: _parent(pid) for pid in pids}
+
+    def depth_of(pid: int) -> int:
+        level, seen = 0, {pid}
+        parent = parents.get(pid)
+        while parent is not None and parent in pids and parent not in seen:
+            seen.add(parent)
+            level += 1
+            parent = parents.get(parent)
+        return level
+
+    levels: dict[int, set[int]] = {}
+    for pid in pids:
+        levels.setdefault(depth_of(pid), set()).add(pid)
+    return [levels[level] for level in sorted(levels)]
+
+
+def _stop_in_order(pids: set[int]) -> None:
+    """SIGSTOP parents before children, each generation stopped before the next is
+    signalled: a shell that saw its foreground command stop while it still ran would take
+    the terminal back ("Stopped") and never give it again after SIGCONT."""
+    for generation in _generations(pids):
+        _signal(generation, signal.SIGSTOP)
+        deadline = time.monotonic() + 1.0
+        while any(_runs(pid) for pid in generation) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+
+def _continue_in_order(pids: set[int]) -> None:
+    """SIGCONT children before parents, so that no parent runs while its child is still
+    stopped (SIGCONT clears the stop at once: a parent continued after sees no stop)."""
+    for generation in reversed(_generations(pids)):
+        _signal(generation, signal.SIGCONT)
 
 
 class SessionProcesses:
@@ -134,7 +180,7 @@ class SessionProcesses:
             yield await anyio.to_thread.run_sync(self._stop_signal_commands, stopped, spare)
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(_signal, stopped, signal.SIGCONT)
+                await anyio.to_thread.run_sync(_continue_in_order, stopped)
             self._paused = False
 
     def _stop_signal_commands(self, stopped: set[int], spare: frozenset[int]) -> bool:
@@ -144,7 +190,7 @@ class SessionProcesses:
             if not running:
                 return True
             stopped |= running
-            _signal(running, signal.SIGSTOP)
+            _stop_in_order(running)
             time.sleep(0.01)
         logger.warning("sandbox %s: some commands would not stop", self.dirs.root.name)
         return False
