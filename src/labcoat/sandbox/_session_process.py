@@ -41,13 +41,20 @@ logger = logging.getLogger(__name__)
 SERVER_START_TIMEOUT = 30
 
 
-def _state(pid: int) -> str:
-    """A process's state letter (R, S, D, T, Z, ...), or "" when it is gone."""
+def _stat_after_name(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (state, ppid, ...); [] when the
+    process is gone. The name may hold spaces and parentheses: the last ")" ends it."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return ""
-    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3]
+        return []
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def _state(pid: int) -> str:
+    """A process's state letter (R, S, D, T, Z, ...), or "" when it is gone."""
+    fields = _stat_after_name(pid)
+    return fields[0] if fields else ""
 
 
 def _alive(pid: int) -> bool:
@@ -67,11 +74,8 @@ def _signal(pids: Iterable[int], sig: signal.Signals) -> None:
 
 
 def _parent(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat[stat.rfind(")") + 2 :].split()[1])
+    fields = _stat_after_name(pid)
+    return int(fields[1]) if fields else None
 
 
 def _generations(pids: set[int]) -> list[set[int]]:

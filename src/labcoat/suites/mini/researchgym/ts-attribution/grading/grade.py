@@ -141,13 +141,14 @@ def mean_auprc(saliency: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean([auprc(s, m) for s, m in zip(saliency, truth, strict=True)]))
 
 
-def _probes() -> dict[str, tuple[Classifier, np.ndarray, np.ndarray, dict]]:
+def _probes(
+    graded: dict[str, Classifier],
+) -> dict[str, tuple[Classifier, np.ndarray, np.ndarray, dict]]:
     """Per problem: a decoy, its probe series, the template's steps, what was drawn."""
     rng = np.random.default_rng(secrets.randbits(128))
     probes = {}
     for kind in KINDS:
-        graded = Classifier.load(str(HERE / "models" / f"{kind}.npz"))
-        decoy, drawn, template = make_data.make_decoy(kind, rng, graded)
+        decoy, drawn, template = make_data.make_decoy(kind, rng, graded[kind])
         X, _, steps = make_data.make_probes(kind, rng, template, make_data.TEST)
         probes[kind] = (decoy, X, steps, drawn)
     return probes
@@ -163,7 +164,8 @@ def grade() -> dict:
         return {"subtasks": subtasks, "details": details, "integrity_flags": flags}
     _prepare()
     heldout = np.load(HERE / "heldout.npz")
-    probes = _probes()
+    graded = {kind: Classifier.load(str(HERE / "models" / f"{kind}.npz")) for kind in KINDS}
+    probes = _probes(graded)
     # (what the run is for, problem), in an order drawn now: the graded runs; the decoys
     # on their probes; the graded classifiers on the same probes
     jobs = [(purpose, kind) for purpose in ("graded", "probe", "contrast") for kind in KINDS]
@@ -172,8 +174,7 @@ def grade() -> dict:
     seconds: dict[tuple[str, str], float] = {}
     for purpose, kind in jobs:
         started = time.monotonic()
-        graded = Classifier.load(str(HERE / "models" / f"{kind}.npz"))
-        model = probes[kind][0] if purpose == "probe" else graded
+        model = probes[kind][0] if purpose == "probe" else graded[kind]
         X = heldout[f"{kind}_X"] if purpose == "graded" else probes[kind][1]
         try:
             maps[purpose, kind] = _saliency(model, X)
@@ -188,9 +189,8 @@ def grade() -> dict:
             details[kind] = {"error": saliency}
             continue
         X, truth = heldout[f"{kind}_X"], heldout[f"{kind}_M"]
-        model = Classifier.load(str(HERE / "models" / f"{kind}.npz"))
         ap = mean_auprc(saliency, truth)
-        drop = deletion(model, X, saliency)
+        drop = deletion(graded[kind], X, saliency)
         subtasks[f"{kind}_auprc"] = ap
         deletions.append(drop)
         details[kind] = {"auprc": ap, "deletion": drop, "seconds": seconds["graded", kind]}
